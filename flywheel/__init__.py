@@ -1,0 +1,39 @@
+"""trace-flywheel core: configuration, errors, the ClickHouse store and migrations."""
+
+from ._config import DEFAULT_STORE, IngestSettings, Settings
+from ._migrations import PACKAGES, apply_migrations, package_migrations
+from ._store import Store, open_store
+from .errors import (
+    AuthError,
+    ConflictError,
+    FlywheelError,
+    ForbiddenError,
+    NotFoundError,
+    OverloadedError,
+    PayloadTooLarge,
+    StoreUnavailable,
+    UserError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_STORE",
+    "PACKAGES",
+    "AuthError",
+    "ConflictError",
+    "FlywheelError",
+    "ForbiddenError",
+    "IngestSettings",
+    "NotFoundError",
+    "OverloadedError",
+    "PayloadTooLarge",
+    "Settings",
+    "Store",
+    "StoreUnavailable",
+    "UserError",
+    "__version__",
+    "apply_migrations",
+    "open_store",
+    "package_migrations",
+]

@@ -1,0 +1,65 @@
+"""Configuration: flags override ``FLYWHEEL_*`` environment variables override defaults.
+
+One settings class with nested sections (``FLYWHEEL_INGEST__MAX_BODY_BYTES``);
+every field documented, so ``flywheel config --json`` is the reference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_STORE = "chdb:///./.flywheel/store"
+
+
+class IngestSettings(BaseModel):
+    """The OTLP receiver and its durable writer."""
+
+    host: str = Field("127.0.0.1", description="Address the OTLP/HTTP receiver binds.")
+    port: int = Field(4318, description="Port of the OTLP/HTTP receiver (OTLP's default).")
+    wal_dir: Path | None = Field(
+        None, description="Write-ahead log directory; default: <store dir>/wal or ./.flywheel/wal."
+    )
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, description="Largest accepted request body, after gunzip (413 above)."
+    )
+    max_attribute_bytes: int = Field(
+        256 * 1024, description="Largest single attribute value; longer values are truncated."
+    )
+    batch_spans: int = Field(
+        20_000, description="Spans collected before an insert into the store (larger is faster)."
+    )
+    flush_interval_s: float = Field(
+        0.25, description="Longest time an acknowledged span waits in the log before its insert."
+    )
+    max_wal_lag_bytes: int = Field(
+        256 * 1024 * 1024,
+        description="Log bytes not yet in the store above which requests get 503 + Retry-After.",
+    )
+    decode_workers: int = Field(
+        0, description="Processes decoding OTLP bodies into columns (0: decode in the writer)."
+    )
+
+
+class Settings(BaseSettings):
+    """Settings of every ``flywheel`` command and service."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="FLYWHEEL_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    store: str = Field(
+        DEFAULT_STORE,
+        description="chdb:///PATH (embedded ClickHouse) or clickhouse://USER:PASS@HOST:8123/DB.",
+    )
+    otel_table: str = Field(
+        "otel_traces",
+        description="Span table; point it at an existing collector-written otel_traces table.",
+    )
+    project: str = Field("default", description="Project id stamped on ingested spans.")
+    cluster: str | None = Field(
+        None, description="ClickHouse cluster name: Replicated tables ON CLUSTER + Distributed."
+    )
+    ingest: IngestSettings = Field(default_factory=IngestSettings)

@@ -1,0 +1,132 @@
+"""The ``flywheel`` command: global options, error mapping, and registration.
+
+This module only registers: each package keeps its subcommands in its own
+``_cli.py`` with ``register(cli)``. A ``FlywheelError`` prints one line and
+exits with its code; Ctrl-C exits 130; nothing prints a traceback unless
+``FLYWHEEL_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from . import __version__
+from ._clikit import CliContext, echo_json, pass_cli
+from ._config import Settings
+from .errors import FlywheelError
+
+#: Packages whose ``_cli.register`` adds commands, in help order.
+COMMAND_PACKAGES = ("ingest", "promote", "evalset", "side_effects", "ablation", "tui")
+
+
+class FlywheelGroup(click.Group):
+    """A click group that maps the exception tree to exit codes."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
+        kwargs.setdefault("standalone_mode", True)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(130)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except FlywheelError as exc:
+            if os.environ.get("FLYWHEEL_DEBUG"):
+                raise
+            click.echo(f"error: {exc.message}", err=True)
+            sys.exit(exc.exit_code)
+        except ValidationError as exc:
+            if os.environ.get("FLYWHEEL_DEBUG"):
+                raise
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            click.echo(f"error: invalid setting {where}: {first.get('msg')}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=FlywheelGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="flywheel")
+@click.option(
+    "--store",
+    envvar="FLYWHEEL_STORE",
+    help="chdb:///PATH (embedded, default ./.flywheel/store) or clickhouse://USER:PASS@HOST:8123/DB.",
+)
+@click.option("--otel-table", envvar="FLYWHEEL_OTEL_TABLE", help="Span table (default otel_traces).")
+@click.option("--project", envvar="FLYWHEEL_PROJECT", help="Project id (default 'default').")
+@click.option("--cluster", envvar="FLYWHEEL_CLUSTER", help="ClickHouse cluster name (cluster mode).")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    store: str | None,
+    otel_table: str | None,
+    project: str | None,
+    cluster: str | None,
+) -> None:
+    """trace-flywheel: agent traces in, eval sets and release decisions out."""
+    overrides = {
+        k: v
+        for k, v in {
+            "store": store, "otel_table": otel_table, "project": project, "cluster": cluster
+        }.items()
+        if v
+    }
+    cli_ctx = CliContext(Settings(**overrides))
+    ctx.obj = cli_ctx
+    ctx.call_on_close(cli_ctx.close)
+
+
+@cli.command("migrate")
+@click.option("--json", "as_json", is_flag=True, help="Print the applied migrations as JSON.")
+@pass_cli
+def migrate_cmd(obj: CliContext, as_json: bool) -> None:
+    """Create or upgrade every table of the store."""
+    applied = obj.store(migrate=False).migrate()
+    if as_json:
+        echo_json({"store": obj.settings.store, "applied": applied})
+    else:
+        click.echo(f"{len(applied)} migration(s) applied to {obj.settings.store}")
+
+
+@cli.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_cli
+def config_cmd(obj: CliContext, as_json: bool) -> None:
+    """Show the effective settings (flags > FLYWHEEL_* environment > defaults)."""
+    data = obj.settings.model_dump(mode="json")
+    if as_json:
+        echo_json(data)
+    else:
+        for k, v in data.items():
+            click.echo(f"{k}: {v}")
+
+
+def _register_all() -> None:
+    for package in COMMAND_PACKAGES:
+        try:
+            module = importlib.import_module(f"{package}._cli")
+        except ModuleNotFoundError as exc:
+            if exc.name in {package, f"{package}._cli"}:
+                continue
+            raise
+        module.register(cli)
+
+
+_register_all()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli.main(prog_name="flywheel")

@@ -1,0 +1,123 @@
+-- Agent steps: every span normalised in SQL by a materialized view on the
+-- span table, so spans written by a collector straight into otel_traces are
+-- normalised too. Conventions read: OTel GenAI (gen_ai.*), OpenInference
+-- (openinference.span.kind, tool.*, input/output.value, llm.token_count.*),
+-- OpenLLMetry (traceloop.*), Langfuse (langfuse.*); an explicit
+-- flywheel.step.kind attribute wins. Step order is the start time (numbered
+-- at read). Duplicated blocks are dropped upstream (insert tokens), and the
+-- ReplacingMergeTree key catches any stragglers.
+CREATE TABLE IF NOT EXISTS agent_steps {{ON_CLUSTER}} (
+    project_id LowCardinality(String),
+    trace_id String,
+    span_id String,
+    parent_span_id String,
+    service_name LowCardinality(String),
+    span_name String,
+    kind LowCardinality(String),
+    tool_name LowCardinality(String),
+    tool_call_id String,
+    arguments String,
+    result String,
+    input String,
+    output String,
+    model LowCardinality(String),
+    agent_name LowCardinality(String),
+    session_id String,
+    start_time DateTime64(9),
+    duration_ns UInt64,
+    input_tokens UInt64,
+    output_tokens UInt64,
+    total_tokens UInt64,
+    cost Float64,
+    status LowCardinality(String),
+    error String,
+    ingest_time DateTime64(3),
+    INDEX idx_tool tool_name TYPE set(256) GRANULARITY 4
+) ENGINE = {{ReplacingMergeTree(ingest_time)}}
+ORDER BY (project_id, trace_id, start_time, span_id)
+SETTINGS non_replicated_deduplication_window = 10000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS agent_steps_mv {{ON_CLUSTER}} TO agent_steps AS
+WITH
+    SpanAttributes AS a,
+    a['gen_ai.operation.name'] AS op,
+    lower(a['openinference.span.kind']) AS oi,
+    lower(a['traceloop.span.kind']) AS tl,
+    lower(a['langfuse.observation.type']) AS lf,
+    lower(a['flywheel.step.kind']) AS explicit,
+    multiIf(
+        explicit != '', explicit,
+        op = 'execute_tool' OR oi = 'tool' OR tl = 'tool' OR lf = 'tool', 'tool',
+        op IN ('chat', 'text_completion', 'generate_content', 'embeddings')
+            OR oi IN ('llm', 'embedding') OR lf IN ('generation', 'embedding')
+            OR a['llm.request.type'] != '', 'llm',
+        op IN ('invoke_agent', 'create_agent') OR oi = 'agent'
+            OR tl IN ('agent', 'workflow') OR lf IN ('agent', 'chain') AND ParentSpanId = '', 'agent',
+        op IN ('retrieval', 'search') OR oi IN ('retriever', 'reranker') OR lf = 'retriever', 'retrieval',
+        op IN ('memory_read', 'search_memory') OR a['flywheel.memory.operation'] = 'read', 'memory_read',
+        op IN ('memory_write', 'update_memory') OR a['flywheel.memory.operation'] = 'write', 'memory_write',
+        oi = 'guardrail' OR lf = 'guardrail' OR op = 'apply_guardrail', 'guardrail',
+        a['gen_ai.tool.name'] != '', 'tool',
+        'other') AS step_kind,
+    arrayFirst(x -> x != '', [
+        a['gen_ai.tool.name'], a['tool.name'],
+        if(tl = 'tool', a['traceloop.entity.name'], ''),
+        if(step_kind = 'tool', replaceRegexpOne(SpanName, '^execute_tool\\s+', ''), '')
+    ]) AS tool,
+    if(step_kind = 'tool', arrayFirst(x -> x != '', [
+        a['gen_ai.tool.call.arguments'], a['input.value'], a['traceloop.entity.input'],
+        a['langfuse.observation.input']]), '') AS args,
+    if(step_kind = 'tool', arrayFirst(x -> x != '', [
+        a['gen_ai.tool.call.result'], a['output.value'], a['traceloop.entity.output'],
+        a['langfuse.observation.output']]), '') AS res,
+    if(step_kind != 'tool', arrayFirst(x -> x != '', [
+        a['gen_ai.input.messages'], a['input.value'], a['traceloop.entity.input'],
+        a['langfuse.observation.input'], a['gen_ai.prompt'], a['flywheel.input']]), '') AS inp,
+    if(step_kind != 'tool', arrayFirst(x -> x != '', [
+        a['gen_ai.output.messages'], a['output.value'], a['traceloop.entity.output'],
+        a['langfuse.observation.output'], a['gen_ai.completion'], a['flywheel.output']]), '') AS outp,
+    toUInt64OrZero(arrayFirst(x -> x != '', [
+        a['gen_ai.usage.input_tokens'], a['gen_ai.usage.prompt_tokens'],
+        a['llm.token_count.prompt'],
+        JSONExtractString(a['langfuse.observation.usage_details'], 'input')])) AS in_tok,
+    toUInt64OrZero(arrayFirst(x -> x != '', [
+        a['gen_ai.usage.output_tokens'], a['gen_ai.usage.completion_tokens'],
+        a['llm.token_count.completion'],
+        JSONExtractString(a['langfuse.observation.usage_details'], 'output')])) AS out_tok
+SELECT
+    ProjectId AS project_id,
+    TraceId AS trace_id,
+    SpanId AS span_id,
+    ParentSpanId AS parent_span_id,
+    ServiceName AS service_name,
+    SpanName AS span_name,
+    step_kind AS kind,
+    tool AS tool_name,
+    arrayFirst(x -> x != '', [a['gen_ai.tool.call.id'], a['tool_call.id'], a['tool.id']]) AS tool_call_id,
+    args AS arguments,
+    res AS result,
+    inp AS input,
+    outp AS output,
+    arrayFirst(x -> x != '', [a['gen_ai.response.model'], a['gen_ai.request.model'],
+        a['llm.model_name'], a['langfuse.observation.model.name']]) AS model,
+    arrayFirst(x -> x != '', [a['gen_ai.agent.name'], a['agent.name'],
+        if(tl = 'agent', a['traceloop.entity.name'], '')]) AS agent_name,
+    arrayFirst(x -> x != '', [a['session.id'], a['gen_ai.conversation.id'],
+        a['langfuse.session.id'], a['traceloop.association.properties.session_id'],
+        ResourceAttributes['session.id']]) AS session_id,
+    Timestamp AS start_time,
+    Duration AS duration_ns,
+    in_tok AS input_tokens,
+    out_tok AS output_tokens,
+    greatest(toUInt64OrZero(arrayFirst(x -> x != '', [a['gen_ai.usage.total_tokens'],
+        a['llm.token_count.total'], a['llm.usage.total_tokens']])), in_tok + out_tok) AS total_tokens,
+    toFloat64OrZero(arrayFirst(x -> x != '', [a['gen_ai.usage.cost'], a['llm.cost.total'],
+        JSONExtractRaw(a['langfuse.observation.cost_details'], 'total')])) AS cost,
+    multiIf(StatusCode IN ('Error', 'STATUS_CODE_ERROR'), 'error',
+            StatusCode IN ('Ok', 'STATUS_CODE_OK'), 'ok', 'unset') AS status,
+    if(StatusCode IN ('Error', 'STATUS_CODE_ERROR'),
+       arrayFirst(x -> x != '', [StatusMessage, a['error.type'],
+           arrayFirst(x -> x != '', arrayMap(m -> m['exception.message'], Events.Attributes))]),
+       '') AS error,
+    IngestTime AS ingest_time
+FROM {{OTEL_TABLE}};

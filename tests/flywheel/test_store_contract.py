@@ -1,0 +1,81 @@
+"""The store contract: the same behaviour on chDB and on the server path."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from flywheel import FlywheelError, UserError, open_store
+
+
+def test_migrations_are_recorded_once(store_any):
+    again = store_any.migrate()
+    assert again == []
+    rows = store_any.query("SELECT package, version FROM schema_migrations FINAL ORDER BY package, version")
+    assert ("ingest", 1) in {(r["package"], r["version"]) for r in rows}
+
+
+def test_columnar_insert_types_roundtrip(store_any):
+    store_any.command(
+        "CREATE TABLE kv (k String, n UInt64, f Float64, ts DateTime64(9), "
+        "m Map(LowCardinality(String), String), tags Array(String)) ENGINE = MergeTree ORDER BY k"
+    )
+    n = store_any.insert(
+        "kv",
+        {
+            "k": ["a", "b"],
+            "n": [1, 2**63 + 1],
+            "f": [0.5, -1.25],
+            "ts": [1_700_000_000_123_456_789, 0],
+            "m": [{"x": "1", "é": "ü"}, {}],
+            "tags": [["t1", "t2"], []],
+        },
+    )
+    assert n == 2
+    rows = store_any.query("SELECT * FROM kv ORDER BY k")
+    assert rows[0] == {
+        "k": "a", "n": 1, "f": 0.5, "ts": 1_700_000_000_123_456_789,
+        "m": {"x": "1", "é": "ü"}, "tags": ["t1", "t2"],
+    }
+    assert rows[1]["n"] == 2**63 + 1 and rows[1]["m"] == {}
+
+
+def test_bound_parameters_never_splice_values(store_any):
+    store_any.command("CREATE TABLE p (k String) ENGINE = MergeTree ORDER BY k")
+    evil = "x'; DROP TABLE p; --"
+    store_any.insert("p", {"k": [evil, "y"]})
+    rows = store_any.query("SELECT k FROM p WHERE k = {k:String}", {"k": evil})
+    assert rows == [{"k": evil}]
+    assert store_any.scalar("SELECT count() AS c FROM p") == 2
+    got = store_any.query("SELECT k FROM p WHERE k IN {ks:Array(String)} ORDER BY k", {"ks": [evil, "y"]})
+    assert [r["k"] for r in got] == sorted([evil, "y"])
+
+
+def test_dedup_token_makes_replays_idempotent(store_any):
+    tbl = {"TraceId": ["ab" * 16], "SpanId": ["cd" * 8], "Timestamp": [1_700_000_000_000_000_000],
+           "SpanName": ["s"], "ServiceName": ["svc"], "SpanAttributes": [{"gen_ai.tool.name": "t"}]}
+    for _ in range(3):
+        store_any.insert(store_any.otel_table, tbl, dedup_token="seg1:0-10")
+    assert store_any.scalar(f"SELECT count() AS c FROM {store_any.otel_table}") == 1
+    assert store_any.scalar("SELECT count() AS c FROM agent_steps") == 1
+    assert store_any.scalar("SELECT sum(span_count) AS c FROM trace_summaries") == 1
+
+
+def test_arrow_table_insert(store_any):
+    store_any.command("CREATE TABLE a (k String, v Int64) ENGINE = MergeTree ORDER BY k")
+    store_any.insert("a", pa.table({"k": ["a"], "v": pa.array([7], pa.int64())}))
+    assert store_any.query("SELECT * FROM a") == [{"k": "a", "v": 7}]
+
+
+def test_errors_are_flywheel_errors(store_any):
+    with pytest.raises(FlywheelError, match="ClickHouse error"):
+        store_any.query("SELECT * FROM no_such_table")
+    with pytest.raises(UserError, match="unknown column"):
+        store_any.insert(store_any.otel_table, {"NoSuchColumn": [1]})
+
+
+def test_bad_store_urls():
+    with pytest.raises(UserError):
+        open_store("mysql://x")
+    with pytest.raises(UserError):
+        open_store("chdb://")
