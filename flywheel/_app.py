@@ -1,0 +1,90 @@
+"""The REST app factory: one FastAPI app, one router module per package.
+
+Like the CLI entry, this is the one place that gathers every package: each
+package may expose ``<package>._api`` with ``router`` (an ``APIRouter``) and
+optionally ``lifespan(app)`` (an async context manager for its background
+work). Errors of the exception tree become ``{"error": {"type", "message"}}``
+with the error's HTTP status, in one handler.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from types import ModuleType
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from . import __version__
+from ._config import Settings
+from ._store import Store, open_store
+from .errors import FlywheelError, OverloadedError
+
+#: Packages that may contribute a router, in mount order.
+API_PACKAGES = ("ingest", "evalset", "promote", "side_effects", "ablation")
+
+
+def _api_modules() -> list[ModuleType]:
+    modules = []
+    for package in API_PACKAGES:
+        try:
+            modules.append(importlib.import_module(f"{package}._api"))
+        except ModuleNotFoundError as exc:
+            if exc.name not in {package, f"{package}._api"}:
+                raise
+    return modules
+
+
+def error_body(exc: FlywheelError) -> dict[str, dict[str, str]]:
+    """The one JSON shape of every error the API returns."""
+    return {"error": {"type": type(exc).__name__, "message": exc.message}}
+
+
+def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
+    """Build the platform's app over ``store`` (opened from ``settings`` if absent)."""
+    settings = settings or Settings()
+    owns_store = store is None
+    if store is None:
+        store = open_store(settings.store, cluster=settings.cluster, otel_table=settings.otel_table)
+        store.migrate()
+    modules = _api_modules()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for module in modules:
+                if hasattr(module, "lifespan"):
+                    await stack.enter_async_context(module.lifespan(app))
+            yield
+        if owns_store:
+            store.close()
+
+    app = FastAPI(
+        title="trace-flywheel",
+        version=__version__,
+        summary="OTLP ingest, traces, promotion, eval sets and release gates for AI agents.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.store = store
+
+    @app.exception_handler(FlywheelError)
+    async def _flywheel_error(request: Request, exc: FlywheelError) -> JSONResponse:
+        headers = {}
+        if isinstance(exc, OverloadedError):
+            headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+        return JSONResponse(error_body(exc), status_code=exc.http_status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        body = {"error": {"type": "UserError", "message": f"{where}: {first.get('msg', 'invalid')}"}}
+        return JSONResponse(body, status_code=400)
+
+    for module in modules:
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,172 @@
+"""Ingest's routes: the OTLP/HTTP receiver, health, metrics, and trace reads.
+
+``POST /v1/traces`` follows OTLP/HTTP: protobuf or JSON (415 otherwise),
+optional gzip, 413 above the body limit, 400 with a ``google.rpc.Status`` for
+a malformed body, 503 + ``Retry-After`` when the log is too far behind the
+store, and 200 with ``ExportTraceServiceResponse`` (its ``partial_success``
+counts rejected spans) only once the accepted spans are durable.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, PlainTextResponse
+from google.rpc import status_pb2
+
+from flywheel import FlywheelError, OverloadedError, PayloadTooLarge, Settings, UserError
+
+try:  # the read side lands separately
+    from ._api_traces import router as traces_router
+except ImportError:  # pragma: no cover
+    traces_router = APIRouter()
+from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
+from ._writer import SpanWriter
+
+router = APIRouter()
+router.include_router(traces_router)
+
+_TYPES = {"application/x-protobuf", "application/json"}
+
+
+def wal_dir_for(settings: Settings) -> Path:
+    """Where the write-ahead log lives: configured, else beside a chDB store."""
+    if settings.ingest.wal_dir is not None:
+        return Path(settings.ingest.wal_dir)
+    if settings.store.startswith("chdb://"):
+        path = settings.store.split("://", 1)[1].split("?", 1)[0]
+        path = path[1:] if path.startswith("/./") else path
+        return Path(path).parent / "wal"
+    return Path(".flywheel/wal")
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Start the durable writer (replaying its log) and stop it cleanly."""
+    settings: Settings = app.state.settings
+    writer = getattr(app.state, "writer", None)
+    if writer is None:
+        writer = SpanWriter(app.state.store, wal_dir_for(settings), settings.ingest)
+        app.state.writer = writer
+    await run_in_threadpool(writer.start)
+    try:
+        yield
+    finally:
+        await run_in_threadpool(writer.stop)
+
+
+def _otlp_error(status: int, message: str, content_type: str, headers: dict[str, str] | None = None) -> Response:
+    st = status_pb2.Status(code={400: 3, 413: 8, 415: 3, 503: 14}.get(status, 2), message=message)
+    if content_type == "application/json":
+        body = json.dumps({"code": st.code, "message": message}).encode()
+        return Response(body, status, headers=headers, media_type="application/json")
+    return Response(st.SerializeToString(), status, headers=headers, media_type="application/x-protobuf")
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise UserError(f"malformed gzip body: {exc}") from exc
+    if len(out) > limit or d.unconsumed_tail:
+        raise PayloadTooLarge(f"request body over {limit} bytes after gunzip")
+    return out
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"request body of {declared} bytes is over the limit of {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"request body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@router.post(
+    "/v1/traces",
+    operation_id="export_traces",
+    summary="OTLP/HTTP trace export (protobuf or JSON, optionally gzip).",
+    responses={400: {"description": "malformed body"}, 413: {"description": "too large"},
+               415: {"description": "unsupported content type"},
+               503: {"description": "overloaded; retry after Retry-After seconds"}},
+)
+async def export_traces(request: Request) -> Response:
+    """Accept spans; answer only when they are durable."""
+    settings: Settings = request.app.state.settings
+    writer: SpanWriter = request.app.state.writer
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype not in _TYPES:
+        return _otlp_error(415, f"unsupported content type {ctype!r}; use application/x-protobuf "
+                           "or application/json", "application/json")
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in {"identity", "gzip", ""}:
+        return _otlp_error(415, f"unsupported content encoding {encoding!r}; use gzip", ctype)
+    limit = settings.ingest.max_body_bytes
+    try:
+        writer.check_capacity()
+        body = await _read_body(request, limit)
+        if encoding == "gzip":
+            body = _gunzip(body, limit)
+        batch: DecodedBatch = await run_in_threadpool(_decode_and_log, writer, body, ctype, settings)
+    except OverloadedError as exc:
+        return _otlp_error(503, exc.message, ctype, {"Retry-After": str(max(1, round(exc.retry_after)))})
+    except FlywheelError as exc:
+        return _otlp_error(exc.http_status, exc.message, ctype)
+    writer.stats.rejected_spans += batch.rejected
+    return Response(encode_response(batch, ctype), 200, media_type=ctype)
+
+
+def _decode_and_log(writer: SpanWriter, body: bytes, ctype: str, settings: Settings) -> DecodedBatch:
+    req = parse_request(body, ctype)
+    batch = decode_request(req, project=settings.project, max_attr_len=settings.ingest.max_attribute_bytes)
+    writer.submit(batch.table)
+    return batch
+
+
+@router.get("/healthz", operation_id="healthz", summary="The process is up.")
+async def healthz() -> dict[str, str]:
+    """Liveness: answers while the process serves requests."""
+    return {"status": "ok"}
+
+
+@router.get(
+    "/readyz", operation_id="readyz", summary="Ready when the store answers and the log keeps up.",
+    responses={503: {"description": "not ready"}},
+)
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness tells the truth: it asks the store."""
+    store = request.app.state.store
+    ok = await run_in_threadpool(store.ping)
+    writer: SpanWriter | None = getattr(request.app.state, "writer", None)
+    lag = writer.wal.lag_bytes() if writer else 0
+    body = {"store": "ok" if ok else "unavailable", "wal_lag_bytes": lag}
+    return JSONResponse(body, status_code=200 if ok else 503)
+
+
+@router.get("/metrics", operation_id="metrics", summary="Ingest counters (Prometheus text).")
+async def metrics(request: Request) -> PlainTextResponse:
+    """Accepted, rejected, throttled, inserted spans and the log lag."""
+    writer: SpanWriter = request.app.state.writer
+    s = writer.stats
+    lines = [
+        f"flywheel_ingest_accepted_spans_total {s.accepted_spans}",
+        f"flywheel_ingest_rejected_spans_total {s.rejected_spans}",
+        f"flywheel_ingest_throttled_requests_total {s.throttled_requests}",
+        f"flywheel_ingest_inserted_spans_total {s.inserted_spans}",
+        f"flywheel_ingest_insert_batches_total {s.insert_batches}",
+        f"flywheel_ingest_insert_failures_total {s.insert_failures}",
+        f"flywheel_ingest_replayed_spans_total {s.replayed_spans}",
+        f"flywheel_ingest_wal_lag_bytes {writer.wal.lag_bytes()}",
+    ]
+    return PlainTextResponse("\n".join(lines) + "\n")

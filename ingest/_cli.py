@@ -1,0 +1,75 @@
+"""Ingest's commands: ``serve``, ``ingest FILE``, and ``traces list|show``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flywheel import UserError
+from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
+
+from ._files import import_otlp_json
+
+
+@click.command("serve")
+@click.option("--host", default=None, help="Bind address (default 127.0.0.1; FLYWHEEL_INGEST__HOST).")
+@click.option("--port", type=int, default=None, help="Port (default 4318; FLYWHEEL_INGEST__PORT).")
+@click.option("--wal-dir", type=click.Path(file_okay=False), default=None,
+              help="Write-ahead log directory (default beside the chDB store).")
+@pass_cli
+def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str | None) -> None:
+    """Run the platform: OTLP/HTTP receiver on /v1/traces and the REST API."""
+    import uvicorn
+
+    from flywheel._app import create_app
+
+    settings = obj.settings
+    if host:
+        settings.ingest.host = host
+    if port:
+        settings.ingest.port = port
+    if wal_dir:
+        settings.ingest.wal_dir = Path(wal_dir)
+    app = create_app(settings, obj.store())
+    click.echo(
+        f"flywheel serving on http://{settings.ingest.host}:{settings.ingest.port} "
+        f"(OTLP: /v1/traces, API: /api, store: {settings.store})",
+        err=True,
+    )
+    uvicorn.run(app, host=settings.ingest.host, port=settings.ingest.port,
+                log_level="warning", access_log=False)
+
+
+@click.command("ingest")
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the import summary as JSON.")
+@pass_cli
+def ingest_cmd(obj: CliContext, files: tuple[str, ...], as_json: bool) -> None:
+    """Import OTLP JSON files (the OpenTelemetry file exporter's format)."""
+    missing = [f for f in files if not Path(f).is_file()]
+    if missing:
+        raise UserError(f"no such file: {', '.join(missing)}")
+    store = obj.store()
+    results = []
+    with progress_bar("importing", len(files), enabled=not as_json) as advance:
+        for f in files:
+            results.append(import_otlp_json(store, f, project=obj.settings.project))
+            advance()
+    if as_json:
+        echo_json({"files": results})
+        return
+    for r in results:
+        extra = f", {r.rejected} rejected ({'; '.join(r.reasons or [])})" if r.rejected else ""
+        click.echo(f"{r.path}: {r.spans} spans from {r.requests} request(s){extra}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ingest's commands to the ``flywheel`` CLI."""
+    cli.add_command(serve_cmd)
+    cli.add_command(ingest_cmd)
+    try:
+        from ._cli_traces import register_traces
+    except ImportError:  # pragma: no cover - the read side lands separately
+        return
+    register_traces(cli)

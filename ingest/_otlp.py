@@ -1,0 +1,263 @@
+"""OTLP/HTTP trace payloads -> columns of the collector's ``otel_traces`` table.
+
+Protobuf and JSON share one path: OTLP JSON (hex ids, lowerCamelCase) is
+turned into the proto message first. Decoding never raises on a bad span: it
+is counted as rejected with a reason, and the batch carries the count for the
+``partial_success`` of the response. A malformed body is a ``UserError``.
+Attribute values are stringified the way the collector's exporter does
+(numbers and booleans as text, arrays and maps as JSON, bytes as base64).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from flywheel.errors import UserError
+
+_SPAN_KINDS = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"]
+_STATUS = ["Unset", "Ok", "Error"]
+
+_MAP = pa.map_(pa.string(), pa.string())
+#: Arrow schema of a decoded batch (names and types of ``otel_traces``).
+SPAN_SCHEMA = pa.schema(
+    [
+        ("Timestamp", pa.timestamp("ns")),
+        ("TraceId", pa.string()),
+        ("SpanId", pa.string()),
+        ("ParentSpanId", pa.string()),
+        ("TraceState", pa.string()),
+        ("SpanName", pa.string()),
+        ("SpanKind", pa.string()),
+        ("ServiceName", pa.string()),
+        ("ResourceAttributes", _MAP),
+        ("ScopeName", pa.string()),
+        ("ScopeVersion", pa.string()),
+        ("SpanAttributes", _MAP),
+        ("Duration", pa.uint64()),
+        ("StatusCode", pa.string()),
+        ("StatusMessage", pa.string()),
+        ("Events.Timestamp", pa.list_(pa.timestamp("ns"))),
+        ("Events.Name", pa.list_(pa.string())),
+        ("Events.Attributes", pa.list_(_MAP)),
+        ("Links.TraceId", pa.list_(pa.string())),
+        ("Links.SpanId", pa.list_(pa.string())),
+        ("Links.TraceState", pa.list_(pa.string())),
+        ("Links.Attributes", pa.list_(_MAP)),
+        ("ProjectId", pa.string()),
+    ]
+)
+
+
+@dataclass
+class DecodedBatch:
+    """The accepted spans of one request as an Arrow table, and what was rejected."""
+
+    table: pa.Table
+    rejected: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> int:
+        """Number of spans that will be stored."""
+        return self.table.num_rows
+
+    def error_message(self) -> str:
+        """The ``partial_success.error_message`` text (empty if nothing was rejected)."""
+        if not self.rejected:
+            return ""
+        uniq = sorted(set(self.reasons))
+        return f"{self.rejected} span(s) rejected: " + "; ".join(uniq[:5])
+
+
+def any_value_to_str(v: Any, max_len: int | None = None) -> str:
+    """Stringify an OTLP ``AnyValue`` as the collector's ClickHouse exporter does."""
+    kind = v.WhichOneof("value")
+    if kind == "string_value":
+        s = v.string_value
+    elif kind == "bool_value":
+        s = "true" if v.bool_value else "false"
+    elif kind == "int_value":
+        s = str(v.int_value)
+    elif kind == "double_value":
+        d = v.double_value
+        s = repr(d) if d != int(d) or abs(d) >= 1e16 else str(int(d)) if d == d else "NaN"
+    elif kind == "bytes_value":
+        s = base64.b64encode(v.bytes_value).decode()
+    elif kind in ("array_value", "kvlist_value"):
+        s = json.dumps(_any_value_py(v), ensure_ascii=False, separators=(",", ":"))
+    else:
+        s = ""
+    if max_len is not None and len(s) > max_len:
+        s = s[:max_len]
+    return s
+
+
+def _any_value_py(v: Any) -> Any:
+    kind = v.WhichOneof("value")
+    if kind == "array_value":
+        return [_any_value_py(x) for x in v.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _any_value_py(kv.value) for kv in v.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(v.bytes_value).decode()
+    if kind is None:
+        return None
+    return getattr(v, kind)
+
+
+def _attrs(kvs: Any, max_len: int | None) -> list[tuple[str, str]]:
+    return [(kv.key, any_value_to_str(kv.value, max_len)) for kv in kvs]
+
+
+def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
+    """Parse an OTLP/HTTP body; ``UserError`` (HTTP 400) when it is malformed."""
+    req = ExportTraceServiceRequest()
+    if content_type == "application/x-protobuf":
+        try:
+            req.ParseFromString(body)
+        except (DecodeError, RuntimeError, ValueError) as exc:
+            raise UserError(f"malformed OTLP protobuf: {exc}") from exc
+        return req
+    if content_type == "application/json":
+        try:
+            doc = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UserError(f"malformed OTLP JSON: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise UserError("malformed OTLP JSON: the body must be an object")
+        try:
+            _hex_ids_to_base64(doc)
+            json_format.ParseDict(doc, req, ignore_unknown_fields=True)
+        except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
+            raise UserError(f"malformed OTLP JSON: {exc}") from exc
+        return req
+    raise UserError(f"unsupported content type {content_type!r}")
+
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
+
+
+def _hex_ids_to_base64(doc: dict[str, Any]) -> None:
+    """OTLP JSON writes ids as hex; protobuf's JSON mapping expects base64."""
+    for rs in doc.get("resourceSpans", doc.get("resource_spans", [])) or []:
+        for ss in rs.get("scopeSpans", rs.get("scope_spans", [])) or []:
+            for span in ss.get("spans", []) or []:
+                _fix_ids(span)
+                for link in span.get("links", []) or []:
+                    _fix_ids(link)
+
+
+def _fix_ids(obj: dict[str, Any]) -> None:
+    for key in _ID_KEYS:
+        val = obj.get(key)
+        if isinstance(val, str) and val:
+            try:
+                obj[key] = base64.b64encode(binascii.unhexlify(val)).decode()
+            except (binascii.Error, ValueError):
+                obj[key] = "!"  # invalid on purpose: rejected per span, not per request
+
+
+def decode_request(
+    req: ExportTraceServiceRequest, *, project: str = "default", max_attr_len: int | None = None
+) -> DecodedBatch:
+    """Flatten a parsed request into ``otel_traces`` columns; count bad spans."""
+    cols: dict[str, list[Any]] = {f.name: [] for f in SPAN_SCHEMA}
+    rejected, reasons = 0, []
+    c_ts, c_tid, c_sid, c_pid = cols["Timestamp"], cols["TraceId"], cols["SpanId"], cols["ParentSpanId"]
+    c_state, c_name, c_kind, c_svc = cols["TraceState"], cols["SpanName"], cols["SpanKind"], cols["ServiceName"]
+    c_rattr, c_scope, c_sver, c_attr = (
+        cols["ResourceAttributes"], cols["ScopeName"], cols["ScopeVersion"], cols["SpanAttributes"]
+    )
+    c_dur, c_code, c_msg = cols["Duration"], cols["StatusCode"], cols["StatusMessage"]
+    for rs in req.resource_spans:
+        rattrs = _attrs(rs.resource.attributes, max_attr_len)
+        service = next((v for k, v in rattrs if k == "service.name"), "")
+        for ss in rs.scope_spans:
+            sname, sver = ss.scope.name, ss.scope.version
+            for span in ss.spans:
+                tid, sid = span.trace_id, span.span_id
+                if len(tid) != 16 or tid == b"\0" * 16:
+                    rejected += 1
+                    reasons.append("invalid trace_id (must be 16 bytes, not all zero)")
+                    continue
+                if len(sid) != 8 or sid == b"\0" * 8:
+                    rejected += 1
+                    reasons.append("invalid span_id (must be 8 bytes, not all zero)")
+                    continue
+                pid = span.parent_span_id
+                if pid and len(pid) != 8:
+                    rejected += 1
+                    reasons.append("invalid parent_span_id (must be 8 bytes or empty)")
+                    continue
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                c_ts.append(start)
+                c_tid.append(tid.hex())
+                c_sid.append(sid.hex())
+                c_pid.append(pid.hex())
+                c_state.append(span.trace_state)
+                c_name.append(span.name)
+                c_kind.append(_SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified")
+                c_svc.append(service)
+                c_rattr.append(rattrs)
+                c_scope.append(sname)
+                c_sver.append(sver)
+                c_attr.append(_attrs(span.attributes, max_attr_len))
+                c_dur.append(end - start if end > start else 0)
+                code = span.status.code
+                c_code.append(_STATUS[code] if 0 <= code < 3 else "Unset")
+                c_msg.append(span.status.message)
+                if span.events:
+                    cols["Events.Timestamp"].append([e.time_unix_nano for e in span.events])
+                    cols["Events.Name"].append([e.name for e in span.events])
+                    cols["Events.Attributes"].append(
+                        [_attrs(e.attributes, max_attr_len) for e in span.events]
+                    )
+                else:
+                    cols["Events.Timestamp"].append([])
+                    cols["Events.Name"].append([])
+                    cols["Events.Attributes"].append([])
+                if span.links:
+                    cols["Links.TraceId"].append([lk.trace_id.hex() for lk in span.links])
+                    cols["Links.SpanId"].append([lk.span_id.hex() for lk in span.links])
+                    cols["Links.TraceState"].append([lk.trace_state for lk in span.links])
+                    cols["Links.Attributes"].append(
+                        [_attrs(lk.attributes, max_attr_len) for lk in span.links]
+                    )
+                else:
+                    cols["Links.TraceId"].append([])
+                    cols["Links.SpanId"].append([])
+                    cols["Links.TraceState"].append([])
+                    cols["Links.Attributes"].append([])
+    n = len(c_tid)
+    cols["ProjectId"] = [project] * n
+    table = pa.Table.from_pydict(cols, schema=SPAN_SCHEMA)
+    return DecodedBatch(table, rejected, reasons)
+
+
+def encode_response(accepted_batch: DecodedBatch | None, content_type: str) -> bytes:
+    """``ExportTraceServiceResponse`` in the request's encoding."""
+    resp = ExportTraceServiceResponse()
+    if accepted_batch is not None and accepted_batch.rejected:
+        resp.partial_success.rejected_spans = accepted_batch.rejected
+        resp.partial_success.error_message = accepted_batch.error_message()
+    if content_type == "application/json":
+        out: dict[str, Any] = {}
+        if accepted_batch is not None and accepted_batch.rejected:
+            out["partialSuccess"] = {
+                "rejectedSpans": str(accepted_batch.rejected),
+                "errorMessage": accepted_batch.error_message(),
+            }
+        return json.dumps(out).encode()
+    return resp.SerializeToString()
