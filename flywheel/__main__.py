@@ -1,0 +1,5 @@
+"""``python -m flywheel`` runs the CLI."""
+
+from .cli import main
+
+main()
