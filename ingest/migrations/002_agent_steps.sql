@@ -3,7 +3,8 @@
 -- normalised too. Conventions read: OTel GenAI (gen_ai.*), OpenInference
 -- (openinference.span.kind, tool.*, input/output.value, llm.token_count.*),
 -- OpenLLMetry (traceloop.*), Langfuse (langfuse.*); an explicit
--- flywheel.step.kind attribute wins. Step order is the start time (numbered
+-- flywheel.step.kind attribute wins. Tool arguments and results are stored as
+-- JSON text. Step order is the start time (numbered
 -- at read). Duplicated blocks are dropped upstream (insert tokens), and the
 -- ReplacingMergeTree key catches any stragglers.
 CREATE TABLE IF NOT EXISTS agent_steps {{ON_CLUSTER}} (
@@ -66,10 +67,18 @@ WITH
     ]) AS tool,
     if(step_kind = 'tool', arrayFirst(x -> x != '', [
         a['gen_ai.tool.call.arguments'], a['input.value'], a['traceloop.entity.input'],
-        a['langfuse.observation.input']]), '') AS args,
+        a['langfuse.observation.input']]), '') AS args_raw,
+    -- arguments are JSON: smolagents' {"args": [], "kwargs": {...}} is unwrapped,
+    -- a bare value (a one-argument LangChain tool) becomes a JSON string
+    multiIf(args_raw = '', '',
+            NOT isValidJSON(args_raw), toJSONString(args_raw),
+            JSONHas(args_raw, 'kwargs') AND JSONLength(args_raw) <= 2
+                AND JSONLength(args_raw, 'args') = 0, JSONExtractRaw(args_raw, 'kwargs'),
+            args_raw) AS args,
     if(step_kind = 'tool', arrayFirst(x -> x != '', [
         a['gen_ai.tool.call.result'], a['output.value'], a['traceloop.entity.output'],
-        a['langfuse.observation.output']]), '') AS res,
+        a['langfuse.observation.output']]), '') AS res_raw,
+    multiIf(res_raw = '' OR isValidJSON(res_raw), res_raw, toJSONString(res_raw)) AS res,
     if(step_kind != 'tool', arrayFirst(x -> x != '', [
         a['gen_ai.input.messages'], a['input.value'], a['traceloop.entity.input'],
         a['langfuse.observation.input'], a['gen_ai.prompt'], a['flywheel.input']]), '') AS inp,
