@@ -45,6 +45,11 @@ PRIMARY KEY (ServiceName, SpanName, toDateTime(Timestamp))
 ORDER BY (ServiceName, SpanName, toDateTime(Timestamp), Timestamp)
 SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 10000;
 
+-- Adopting a table a collector already writes: add the platform's defaulted
+-- columns (no-ops on the table created above).
+ALTER TABLE {{OTEL_TABLE}} {{ON_CLUSTER}} ADD COLUMN IF NOT EXISTS ProjectId LowCardinality(String) DEFAULT 'default';
+ALTER TABLE {{OTEL_TABLE}} {{ON_CLUSTER}} ADD COLUMN IF NOT EXISTS IngestTime DateTime64(3) DEFAULT now64(3);
+
 -- The collector's trace-id lookup (otel_traces_trace_id_ts + its view), so a
 -- trace is found by id without scanning the span table.
 CREATE TABLE IF NOT EXISTS {{OTEL_TABLE}}_trace_id_ts {{ON_CLUSTER}} (

@@ -31,8 +31,8 @@ def test_existing_collector_table_is_adopted(chdb_dir):
     raw.insert("collector_spans", {"TraceId": ["aa" * 16], "SpanId": ["bb" * 8],
                                    "Timestamp": [1], "SpanName": ["old"]})
     store = open_store(f"chdb://{chdb_dir}?database={db}", otel_table="collector_spans")
-    applied = store.migrate()
-    assert "ingest:004_adopt_collector_table" in applied
+    assert "ingest:001_otel_traces" in store.migrate()
+    assert {"ProjectId", "IngestTime"} <= set(store.table_schema("collector_spans"))
     assert store.scalar("SELECT count() FROM system.tables WHERE database = {d:String} "
                         "AND name = 'otel_traces'", {"d": db}) == 0
     # the collector keeps writing its own columns only; the views normalise it
