@@ -1,1 +1,34 @@
-"""ingest."""
+"""Ingest: OTLP receiver, durable writer, normalisation, argument provenance, trace reads."""
+
+from ._files import ImportResult, import_otlp_json
+from ._fingerprint import normalise
+from ._otlp import DecodedBatch, decode_request, parse_request
+from ._provenance import (
+    SOURCE_KINDS,
+    ArgumentProvenance,
+    ProvenancePolicy,
+    declare_provenance,
+    infer_provenance,
+)
+from ._provenance_store import compute_provenance, load_steps, read_provenance
+from ._wal import WriteAheadLog
+from ._writer import SpanWriter
+
+__all__ = [
+    "SOURCE_KINDS",
+    "ArgumentProvenance",
+    "DecodedBatch",
+    "ImportResult",
+    "ProvenancePolicy",
+    "SpanWriter",
+    "WriteAheadLog",
+    "compute_provenance",
+    "declare_provenance",
+    "decode_request",
+    "import_otlp_json",
+    "infer_provenance",
+    "load_steps",
+    "normalise",
+    "parse_request",
+    "read_provenance",
+]

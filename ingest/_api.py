@@ -29,8 +29,11 @@ except ImportError:  # pragma: no cover
 from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
 from ._writer import SpanWriter
 
+from ._api_provenance import router as provenance_router
+
 router = APIRouter()
 router.include_router(traces_router)
+router.include_router(provenance_router)
 
 _TYPES = {"application/x-protobuf", "application/json"}
 

@@ -64,10 +64,41 @@ def ingest_cmd(obj: CliContext, files: tuple[str, ...], as_json: bool) -> None:
         click.echo(f"{r.path}: {r.spans} spans from {r.requests} request(s){extra}")
 
 
+@click.command("provenance")
+@click.argument("trace_id")
+@click.option("--recompute", is_flag=True, help="Infer again instead of reading stored records.")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+@pass_cli
+def provenance_cmd(obj: CliContext, trace_id: str, recompute: bool, as_json: bool) -> None:
+    """Where every tool argument of a trace came from (source, method, trust, flags)."""
+    from rich.table import Table
+
+    from ._provenance_store import compute_provenance, read_provenance
+
+    store, project = obj.store(), obj.settings.project
+    if recompute:
+        compute_provenance(store, trace_id, project=project)
+    rows = read_provenance(store, trace_id, project=project)
+    if as_json:
+        echo_json({"trace_id": trace_id, "arguments": rows})
+        return
+    table = Table(title=f"argument provenance of {trace_id}")
+    for col in ("span", "tool", "argument", "source", "source span", "method", "conf", "trust", "flags"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["span_id"][:8], r["tool_name"], r["path"], r["source_kind"],
+                      r["source_span_id"][:8], r["method"], f"{r['confidence']:.2f}",
+                      "trusted" if r["trusted"] else "UNTRUSTED", ",".join(r["flags"]))
+    from rich.console import Console
+
+    Console().print(table)
+
+
 def register(cli: click.Group) -> None:
     """Add ingest's commands to the ``flywheel`` CLI."""
     cli.add_command(serve_cmd)
     cli.add_command(ingest_cmd)
+    cli.add_command(provenance_cmd)
     try:
         from ._cli_traces import register_traces
     except ImportError:  # pragma: no cover - the read side lands separately

@@ -1,0 +1,85 @@
+"""Provenance against the store: load a trace's steps, infer, persist, read."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import asdict
+from typing import Any
+
+from flywheel import NotFoundError, Store
+
+from ._provenance import ArgumentProvenance, ProvenancePolicy, infer_provenance
+
+_STEPS_SQL = """
+SELECT s.span_id AS span_id, s.parent_span_id AS parent_span_id, s.kind AS kind,
+       s.tool_name AS tool_name, s.span_name AS span_name, s.arguments AS arguments,
+       s.result AS result, s.input AS input, s.output AS output, s.start_time AS start_time
+FROM agent_steps AS s FINAL
+WHERE s.project_id = {p:String} AND s.trace_id = {t:String}
+ORDER BY s.start_time, s.span_id
+"""
+
+_DECLARED_SQL = """
+SELECT SpanId AS span_id,
+       mapFilter((k, v) -> startsWith(k, 'flywheel.provenance.'), SpanAttributes) AS attributes
+FROM {table:Identifier}
+WHERE TraceId = {t:String} AND ProjectId = {p:String}
+  AND arrayExists(k -> startsWith(k, 'flywheel.provenance.'), mapKeys(SpanAttributes))
+"""
+
+
+def project_salt(store: Store, project: str) -> bytes:
+    """The project's fingerprint salt, created once (random, 32 bytes)."""
+    rows = store.query("SELECT salt FROM project_salts FINAL WHERE project_id = {p:String} "
+                       "ORDER BY created_at LIMIT 1", {"p": project})
+    if rows:
+        return bytes.fromhex(rows[0]["salt"])
+    salt = secrets.token_hex(32)
+    store.insert("project_salts", {"project_id": [project], "salt": [salt], "created_at": [time.time_ns()]})
+    # a concurrent creator may have won: read back the oldest
+    rows = store.query("SELECT salt FROM project_salts WHERE project_id = {p:String} "
+                       "ORDER BY created_at LIMIT 1", {"p": project})
+    return bytes.fromhex(rows[0]["salt"])
+
+
+def load_steps(store: Store, trace_id: str, project: str = "default") -> list[dict[str, Any]]:
+    """A trace's agent steps in order, with declared-provenance attributes attached."""
+    steps = store.query(_STEPS_SQL, {"p": project, "t": trace_id})
+    if not steps:
+        raise NotFoundError(f"trace {trace_id} not found in project {project}")
+    attrs = {r["span_id"]: r["attributes"] for r in store.query(
+        _DECLARED_SQL, {"table": store.otel_table, "t": trace_id, "p": project})}
+    for s in steps:
+        s["attributes"] = attrs.get(s["span_id"], {})
+    return steps
+
+
+def compute_provenance(
+    store: Store, trace_id: str, *, project: str = "default", policy: ProvenancePolicy | None = None
+) -> list[ArgumentProvenance]:
+    """Infer a trace's argument provenance and store it (idempotent)."""
+    records = infer_provenance(load_steps(store, trace_id, project), project_salt(store, project), policy)
+    if records:
+        now = time.time_ns()
+        cols: dict[str, list[Any]] = {k: [] for k in asdict(records[0])}
+        for r in records:
+            for k, v in asdict(r).items():
+                cols[k].append(v)
+        cols["tool_name"] = cols.pop("tool")
+        n = len(records)
+        store.insert("argument_provenance", {
+            "project_id": [project] * n, "trace_id": [trace_id] * n, **cols, "computed_at": [now] * n})
+    return records
+
+
+def read_provenance(store: Store, trace_id: str, *, project: str = "default") -> list[dict[str, Any]]:
+    """Stored provenance of a trace (latest computation), computing it if absent."""
+    sql = ("SELECT span_id, tool_name, path, source_kind, source_span_id, source_ref, method, "
+           "confidence, trusted, ambiguous, alternatives, flags FROM argument_provenance FINAL "
+           "WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY span_id, path")
+    rows = store.query(sql, {"p": project, "t": trace_id})
+    if not rows:
+        compute_provenance(store, trace_id, project=project)
+        rows = store.query(sql, {"p": project, "t": trace_id})
+    return rows
