@@ -53,10 +53,8 @@ def wal_dir_for(settings: Settings) -> Path:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Start the durable writer (replaying its log) and stop it cleanly."""
     settings: Settings = app.state.settings
-    writer = getattr(app.state, "writer", None)
-    if writer is None:
-        writer = SpanWriter(app.state.store, wal_dir_for(settings), settings.ingest)
-        app.state.writer = writer
+    writer = SpanWriter(app.state.store, wal_dir_for(settings), settings.ingest)
+    app.state.writer = writer
     await run_in_threadpool(writer.start)
     try:
         yield

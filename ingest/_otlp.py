@@ -26,6 +26,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from flywheel.errors import UserError
 
+_MAX_NS = 2**63 - 1  # DateTime64(9) and Arrow timestamp[ns] end in 2262
 _SPAN_KINDS = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"]
 _STATUS = ["Unset", "Ok", "Error"]
 
@@ -104,12 +105,18 @@ def any_value_to_str(v: Any, max_len: int | None = None) -> str:
     return s
 
 
-def _any_value_py(v: Any) -> Any:
+#: Deepest array/map nesting kept in an attribute value; deeper levels become "...".
+MAX_ATTRIBUTE_DEPTH = 16
+
+
+def _any_value_py(v: Any, depth: int = 0) -> Any:
     kind = v.WhichOneof("value")
+    if depth >= MAX_ATTRIBUTE_DEPTH and kind in ("array_value", "kvlist_value"):
+        return "..."
     if kind == "array_value":
-        return [_any_value_py(x) for x in v.array_value.values]
+        return [_any_value_py(x, depth + 1) for x in v.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: _any_value_py(kv.value) for kv in v.kvlist_value.values}
+        return {kv.key: _any_value_py(kv.value, depth + 1) for kv in v.kvlist_value.values}
     if kind == "bytes_value":
         return base64.b64encode(v.bytes_value).decode()
     if kind is None:
@@ -127,20 +134,20 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
     if content_type == "application/x-protobuf":
         try:
             req.ParseFromString(body)
-        except (DecodeError, RuntimeError, ValueError) as exc:
+        except (DecodeError, RuntimeError, ValueError, RecursionError) as exc:
             raise UserError(f"malformed OTLP protobuf: {exc}") from exc
         return req
     if content_type == "application/json":
         try:
             doc = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise UserError(f"malformed OTLP JSON: {exc}") from exc
         if not isinstance(doc, dict):
             raise UserError("malformed OTLP JSON: the body must be an object")
         try:
             _hex_ids_to_base64(doc)
             json_format.ParseDict(doc, req, ignore_unknown_fields=True)
-        except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
+        except (json_format.ParseError, TypeError, ValueError, AttributeError, RecursionError) as exc:
             raise UserError(f"malformed OTLP JSON: {exc}") from exc
         return req
     raise UserError(f"unsupported content type {content_type!r}")
@@ -202,6 +209,12 @@ def decode_request(
                     reasons.append("invalid parent_span_id (must be 8 bytes or empty)")
                     continue
                 start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                if start > _MAX_NS or end > _MAX_NS or any(
+                    e.time_unix_nano > _MAX_NS for e in span.events
+                ):
+                    rejected += 1
+                    reasons.append("timestamp out of range (after 2262-04-11)")
+                    continue
                 c_ts.append(start)
                 c_tid.append(tid.hex())
                 c_sid.append(sid.hex())

@@ -103,6 +103,8 @@ class SpanWriter:
     # -- request side -----------------------------------------------------
     def check_capacity(self) -> None:
         """Raise ``OverloadedError`` (503 + Retry-After) past the log-lag bound."""
+        if self._stop.is_set():
+            raise OverloadedError("ingest is shutting down; retry later", retry_after=1.0)
         lag = self.wal.lag_bytes()
         if lag > self.settings.max_wal_lag_bytes or not self._healthy.is_set():
             self.stats.throttled_requests += 1
