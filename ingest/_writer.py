@@ -111,7 +111,7 @@ class SpanWriter:
             raise OverloadedError(
                 f"ingest is {lag} bytes behind the store (limit "
                 f"{self.settings.max_wal_lag_bytes}); retry later",
-                retry_after=2.0,
+                retry_after=1.0,
             )
 
     def submit(self, table: pa.Table) -> None:
