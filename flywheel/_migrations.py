@@ -7,8 +7,16 @@ and a cluster:
 
 - ``{{ON_CLUSTER}}`` -> ``ON CLUSTER name`` in cluster mode, else nothing;
 - ``{{MergeTree}}``, ``{{ReplacingMergeTree(ver)}}`` (any ``*MergeTree``) ->
-  the engine, or its ``Replicated*`` form with a Keeper path in cluster mode;
+  the engine, or its ``Replicated*`` form in cluster mode (Keeper path and
+  replica name from the server's ``default_replica_path`` /
+  ``default_replica_name``, see deploy/clickhouse);
 - ``{{OTEL_TABLE}}`` -> the configured span table name.
+
+Cluster mode also puts a ``Distributed`` table in front of every table: the
+replicated data lives in ``NAME_local`` on each shard, ``NAME`` routes
+inserts (sharded by trace id where the table has one, so a trace stays on one
+shard and its views stay complete) and fans reads out. Materialized views
+read and write the local tables, so normalisation runs on each shard.
 """
 
 from __future__ import annotations
@@ -88,15 +96,61 @@ def render(sql: str, *, cluster: str | None, otel_table: str = "otel_traces") ->
 
     def engine(m: re.Match[str]) -> str:
         name, args = m.group(1), m.group(2)
-        if not cluster:
-            return f"{name}({args})" if args is not None else name
-        path = "'/clickhouse/tables/{shard}/{database}/{table}', '{replica}'"
-        inner = f"{path}, {args}" if args else path
-        return f"Replicated{name}({inner})"
+        if cluster:
+            name = f"Replicated{name}"
+        return f"{name}({args})" if args is not None else name
 
     sql = _ENGINE.sub(engine, sql)
     sql = sql.replace("{{ON_CLUSTER}}", f"ON CLUSTER {cluster}" if cluster else "")
     return sql.replace("{{OTEL_TABLE}}", otel_table)
+
+
+_CREATE_TABLE = re.compile(r"^CREATE TABLE IF NOT EXISTS (\w+) ", re.IGNORECASE)
+_CREATE_VIEW = re.compile(r"^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) ", re.IGNORECASE)
+_ALTER = re.compile(r"^ALTER TABLE (\w+) ", re.IGNORECASE)
+
+
+def cluster_statements(stmt: str, cluster: str, tables: set[str]) -> list[str]:
+    """Rewrite one rendered statement for cluster mode (local + Distributed).
+
+    ``tables`` collects the names of platform tables seen so far; views and
+    ALTERs that name them are pointed at the local tables.
+    """
+    m = _CREATE_TABLE.match(stmt)
+    if m:
+        name = m.group(1)
+        tables.add(name)
+        local = f"{name}_local"
+        if re.search(r"\bTraceId String", stmt):
+            key = "cityHash64(TraceId)"
+        elif re.search(r"\btrace_id String", stmt):
+            key = "cityHash64(trace_id)"
+        else:
+            key = "rand()"
+        return [
+            _CREATE_TABLE.sub(f"CREATE TABLE IF NOT EXISTS {local} ", stmt, count=1),
+            f"CREATE TABLE IF NOT EXISTS {name} ON CLUSTER {cluster} AS {local} "
+            f"ENGINE = Distributed({cluster}, currentDatabase(), {local}, {key})",
+        ]
+    if _CREATE_VIEW.match(stmt):
+        for name in sorted(tables, key=len, reverse=True):
+            stmt = re.sub(rf"\b(TO|FROM) {name}\b(?!_local)", rf"\1 {name}_local", stmt)
+        return [stmt]
+    m = _ALTER.match(stmt)
+    if m and m.group(1) in tables:
+        name = m.group(1)
+        return [_ALTER.sub(f"ALTER TABLE {name}_local ", stmt, count=1), stmt]
+    return [stmt]
+
+
+def migration_statements(mig: Migration, *, cluster: str | None, otel_table: str,
+                         tables: set[str] | None = None) -> list[str]:
+    """The statements a migration runs, for a single node or a cluster."""
+    stmts = split_statements(render(mig.sql, cluster=cluster, otel_table=otel_table))
+    if not cluster:
+        return stmts
+    tables = tables if tables is not None else set()
+    return [out for stmt in stmts for out in cluster_statements(stmt, cluster, tables)]
 
 
 def split_statements(sql: str) -> list[str]:
@@ -117,7 +171,9 @@ def apply_migrations(
 ) -> list[str]:
     """Apply pending migrations of ``packages`` (default: all) in order."""
     table = otel_table or getattr(store, "otel_table", "otel_traces")
-    for stmt in split_statements(render(LEDGER_DDL, cluster=store.cluster)):
+    tables: set[str] = set()
+    ledger = Migration("flywheel", 0, "ledger", LEDGER_DDL)
+    for stmt in migration_statements(ledger, cluster=store.cluster, otel_table=table, tables=tables):
         store.command(stmt)
     done = {
         (r["package"], r["version"]): r["checksum"]
@@ -126,9 +182,10 @@ def apply_migrations(
     applied: list[str] = []
     for package in packages or PACKAGES:
         for mig in package_migrations(package):
+            stmts = migration_statements(mig, cluster=store.cluster, otel_table=table, tables=tables)
             if (package, mig.version) in done:
                 continue
-            for stmt in split_statements(render(mig.sql, cluster=store.cluster, otel_table=table)):
+            for stmt in stmts:
                 try:
                     store.command(stmt)
                 except FlywheelError as exc:

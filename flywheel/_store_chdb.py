@@ -110,14 +110,19 @@ def _params(params: dict[str, Any] | Any) -> dict[str, Any]:
             out[k] = int(v)
         elif isinstance(v, list | tuple):
             out[k] = "[" + ",".join(_literal(x) for x in v) + "]"
+        elif isinstance(v, str):
+            out[k] = v.translate(_ESCAPES)  # parameter values are escaped text
         else:
             out[k] = v
     return out
 
 
+_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"})
+
+
 def _literal(v: Any) -> str:
     if isinstance(v, str):
-        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return "'" + v.translate(_ESCAPES).replace("'", "\\'") + "'"
     return str(v)
 
 

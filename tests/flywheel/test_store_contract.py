@@ -51,6 +51,12 @@ def test_bound_parameters_never_splice_values(store_any):
     assert [r["k"] for r in got] == sorted([evil, "y"])
 
 
+@pytest.mark.parametrize("value", ["a\nb", "tab\there", "back\\slash", "quote' \"dq\"", "nul\0x", "ü €"])
+def test_parameters_roundtrip_any_text(store_any, value):
+    assert store_any.scalar("SELECT {v:String} AS v", {"v": value}) == value
+    assert store_any.scalar("SELECT {v:Array(String)} AS v", {"v": [value, "x"]}) == [value, "x"]
+
+
 def test_dedup_token_makes_replays_idempotent(store_any):
     tbl = {"TraceId": ["ab" * 16], "SpanId": ["cd" * 8], "Timestamp": [1_700_000_000_000_000_000],
            "SpanName": ["s"], "ServiceName": ["svc"], "SpanAttributes": [{"gen_ai.tool.name": "t"}]}
