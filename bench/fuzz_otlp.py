@@ -36,7 +36,7 @@ def main() -> None:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", f"chdb://{tmp}/store", "serve", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:

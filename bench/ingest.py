@@ -156,7 +156,7 @@ def main() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", f"chdb://{tmp}/store", "serve",
          "--port", str(port), "--wal-dir", str(tmp / "wal")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         for _ in range(600):

@@ -10,6 +10,7 @@ counts rejected spans) only once the accepted spans are durable.
 from __future__ import annotations
 
 import json
+import logging
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,7 +26,8 @@ from flywheel import FlywheelError, OverloadedError, PayloadTooLarge, Settings, 
 try:  # the read side lands separately
     from ._api_traces import router as traces_router
 except ImportError:  # pragma: no cover
-    traces_router = APIRouter()
+    traces_log = logging.getLogger("flywheel.ingest")
+router = APIRouter()
 from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
 from ._writer import SpanWriter
 
@@ -129,8 +131,15 @@ async def export_traces(request: Request) -> Response:
 
 
 def _decode_and_log(writer: SpanWriter, body: bytes, ctype: str, settings: Settings) -> DecodedBatch:
-    req = parse_request(body, ctype)
-    batch = decode_request(req, project=settings.project, max_attr_len=settings.ingest.max_attribute_bytes)
+    try:
+        req = parse_request(body, ctype)
+        batch = decode_request(req, project=settings.project,
+                               max_attr_len=settings.ingest.max_attribute_bytes)
+    except FlywheelError:
+        raise
+    except Exception as exc:  # a decoder bug must not become a 5xx; it is logged
+        log.exception("undecodable OTLP body")
+        raise UserError(f"undecodable OTLP body ({type(exc).__name__})") from exc
     writer.submit(batch.table)
     return batch
 

@@ -92,8 +92,7 @@ def any_value_to_str(v: Any, max_len: int | None = None) -> str:
     elif kind == "int_value":
         s = str(v.int_value)
     elif kind == "double_value":
-        d = v.double_value
-        s = repr(d) if d != int(d) or abs(d) >= 1e16 else str(int(d)) if d == d else "NaN"
+        s = _double_str(v.double_value)
     elif kind == "bytes_value":
         s = base64.b64encode(v.bytes_value).decode()
     elif kind in ("array_value", "kvlist_value"):
@@ -107,6 +106,15 @@ def any_value_to_str(v: Any, max_len: int | None = None) -> str:
 
 #: Deepest array/map nesting kept in an attribute value; deeper levels become "...".
 MAX_ATTRIBUTE_DEPTH = 16
+
+
+def _double_str(d: float) -> str:
+    """Integral doubles without ``.0`` (as the collector prints them); NaN/Inf spelled out."""
+    if d != d:
+        return "NaN"
+    if d in (float("inf"), float("-inf")):
+        return "Inf" if d > 0 else "-Inf"
+    return str(int(d)) if d == int(d) and abs(d) < 1e16 else repr(d)
 
 
 def _any_value_py(v: Any, depth: int = 0) -> Any:
@@ -180,83 +188,76 @@ def decode_request(
     req: ExportTraceServiceRequest, *, project: str = "default", max_attr_len: int | None = None
 ) -> DecodedBatch:
     """Flatten a parsed request into ``otel_traces`` columns; count bad spans."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in SPAN_SCHEMA}
+    cols: dict[str, list[Any]] = {name: [] for name in _ROW_COLUMNS}
     rejected, reasons = 0, []
-    c_ts, c_tid, c_sid, c_pid = cols["Timestamp"], cols["TraceId"], cols["SpanId"], cols["ParentSpanId"]
-    c_state, c_name, c_kind, c_svc = cols["TraceState"], cols["SpanName"], cols["SpanKind"], cols["ServiceName"]
-    c_rattr, c_scope, c_sver, c_attr = (
-        cols["ResourceAttributes"], cols["ScopeName"], cols["ScopeVersion"], cols["SpanAttributes"]
-    )
-    c_dur, c_code, c_msg = cols["Duration"], cols["StatusCode"], cols["StatusMessage"]
     for rs in req.resource_spans:
         rattrs = _attrs(rs.resource.attributes, max_attr_len)
         service = next((v for k, v in rattrs if k == "service.name"), "")
         for ss in rs.scope_spans:
-            sname, sver = ss.scope.name, ss.scope.version
+            scope = (ss.scope.name, ss.scope.version)
             for span in ss.spans:
-                tid, sid = span.trace_id, span.span_id
-                if len(tid) != 16 or tid == b"\0" * 16:
+                try:
+                    row = _span_row(span, service, rattrs, scope, max_attr_len)
+                except Exception as exc:  # noqa: BLE001 - a bad span is rejected, never raised
+                    row = f"undecodable span ({type(exc).__name__})"
+                if isinstance(row, str):
                     rejected += 1
-                    reasons.append("invalid trace_id (must be 16 bytes, not all zero)")
+                    reasons.append(row)
                     continue
-                if len(sid) != 8 or sid == b"\0" * 8:
-                    rejected += 1
-                    reasons.append("invalid span_id (must be 8 bytes, not all zero)")
-                    continue
-                pid = span.parent_span_id
-                if pid and len(pid) != 8:
-                    rejected += 1
-                    reasons.append("invalid parent_span_id (must be 8 bytes or empty)")
-                    continue
-                start, end = span.start_time_unix_nano, span.end_time_unix_nano
-                if start > _MAX_NS or end > _MAX_NS or any(
-                    e.time_unix_nano > _MAX_NS for e in span.events
-                ):
-                    rejected += 1
-                    reasons.append("timestamp out of range (after 2262-04-11)")
-                    continue
-                c_ts.append(start)
-                c_tid.append(tid.hex())
-                c_sid.append(sid.hex())
-                c_pid.append(pid.hex())
-                c_state.append(span.trace_state)
-                c_name.append(span.name)
-                c_kind.append(_SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified")
-                c_svc.append(service)
-                c_rattr.append(rattrs)
-                c_scope.append(sname)
-                c_sver.append(sver)
-                c_attr.append(_attrs(span.attributes, max_attr_len))
-                c_dur.append(end - start if end > start else 0)
-                code = span.status.code
-                c_code.append(_STATUS[code] if 0 <= code < 3 else "Unset")
-                c_msg.append(span.status.message)
-                if span.events:
-                    cols["Events.Timestamp"].append([e.time_unix_nano for e in span.events])
-                    cols["Events.Name"].append([e.name for e in span.events])
-                    cols["Events.Attributes"].append(
-                        [_attrs(e.attributes, max_attr_len) for e in span.events]
-                    )
-                else:
-                    cols["Events.Timestamp"].append([])
-                    cols["Events.Name"].append([])
-                    cols["Events.Attributes"].append([])
-                if span.links:
-                    cols["Links.TraceId"].append([lk.trace_id.hex() for lk in span.links])
-                    cols["Links.SpanId"].append([lk.span_id.hex() for lk in span.links])
-                    cols["Links.TraceState"].append([lk.trace_state for lk in span.links])
-                    cols["Links.Attributes"].append(
-                        [_attrs(lk.attributes, max_attr_len) for lk in span.links]
-                    )
-                else:
-                    cols["Links.TraceId"].append([])
-                    cols["Links.SpanId"].append([])
-                    cols["Links.TraceState"].append([])
-                    cols["Links.Attributes"].append([])
-    n = len(c_tid)
-    cols["ProjectId"] = [project] * n
+                for name, value in zip(_ROW_COLUMNS, row, strict=True):
+                    cols[name].append(value)
+    cols["ProjectId"] = [project] * len(cols["TraceId"])
     table = pa.Table.from_pydict(cols, schema=SPAN_SCHEMA)
     return DecodedBatch(table, rejected, reasons)
+
+
+_ROW_COLUMNS = [f.name for f in SPAN_SCHEMA if f.name != "ProjectId"]
+
+
+def _span_row(
+    span: Any,
+    service: str,
+    rattrs: list[tuple[str, str]],
+    scope: tuple[str, str],
+    max_attr_len: int | None,
+) -> tuple[Any, ...] | str:
+    """One span as a row of ``otel_traces`` values, or the reason it is rejected."""
+    tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
+    if len(tid) != 16 or tid == b"\0" * 16:
+        return "invalid trace_id (must be 16 bytes, not all zero)"
+    if len(sid) != 8 or sid == b"\0" * 8:
+        return "invalid span_id (must be 8 bytes, not all zero)"
+    if pid and len(pid) != 8:
+        return "invalid parent_span_id (must be 8 bytes or empty)"
+    start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if start > _MAX_NS or end > _MAX_NS or any(e.time_unix_nano > _MAX_NS for e in span.events):
+        return "timestamp out of range (after 2262-04-11)"
+    events, links = span.events, span.links
+    code = span.status.code
+    return (
+        start,
+        tid.hex(),
+        sid.hex(),
+        pid.hex(),
+        span.trace_state,
+        span.name,
+        _SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified",
+        service,
+        rattrs,
+        scope[0],
+        scope[1],
+        _attrs(span.attributes, max_attr_len),
+        end - start if end > start else 0,
+        _STATUS[code] if 0 <= code < 3 else "Unset",
+        span.status.message,
+        [e.time_unix_nano for e in events],
+        [e.name for e in events],
+        [_attrs(e.attributes, max_attr_len) for e in events],
+        [lk.trace_id.hex() for lk in links],
+        [lk.span_id.hex() for lk in links],
+        [lk.trace_state for lk in links],
+        [_attrs(lk.attributes, max_attr_len) for lk in links],
+    )
 
 
 def encode_response(accepted_batch: DecodedBatch | None, content_type: str) -> bytes:

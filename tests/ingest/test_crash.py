@@ -49,7 +49,7 @@ def _start(store_dir: Path, port: int, wal: Path) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", f"chdb://{store_dir}", "serve",
          "--port", str(port), "--wal-dir", str(wal)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env, stdout=subprocess.DEVNULL, stderr=open(store_dir.parent / "server.log", "ab"),
     )
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -59,7 +59,7 @@ def _start(store_dir: Path, port: int, wal: Path) -> subprocess.Popen:
         except httpx.HTTPError:
             pass
         if proc.poll() is not None:
-            raise RuntimeError(proc.stderr.read().decode())
+            raise RuntimeError((store_dir.parent / "server.log").read_text()[-2000:])
         time.sleep(0.1)
     proc.kill()
     raise RuntimeError("server did not become ready")

@@ -160,3 +160,21 @@ def test_health_and_ready(server):
     ready = httpx.get(f"{url}/readyz")
     assert ready.status_code == 200 and ready.json()["store"] == "ok"
     assert "flywheel_ingest_accepted_spans_total" in httpx.get(f"{url}/metrics").text
+
+
+def test_attribute_values_are_stringified_like_the_collector():
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    from ingest._otlp import any_value_to_str
+
+    def av(**kw):
+        return AnyValue(**kw)
+
+    assert any_value_to_str(av(double_value=float("nan"))) == "NaN"
+    assert any_value_to_str(av(double_value=float("inf"))) == "Inf"
+    assert any_value_to_str(av(double_value=3.0)) == "3"
+    assert any_value_to_str(av(double_value=0.25)) == "0.25"
+    assert any_value_to_str(av(int_value=-7)) == "-7"
+    assert any_value_to_str(av(bool_value=True)) == "true"
+    assert any_value_to_str(av(bytes_value=b"\x00\x01")) == "AAE="
+    assert any_value_to_str(av(string_value="x" * 10), max_len=4) == "xxxx"
