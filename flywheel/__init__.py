@@ -1,5 +1,6 @@
 """trace-flywheel core: configuration, errors, the ClickHouse store and migrations."""
 
+from ._auth import ApiKey, create_key, list_keys, request_project, revoke_key
 from ._config import DEFAULT_STORE, IngestSettings, Settings
 from ._migrations import PACKAGES, apply_migrations, package_migrations
 from ._store import Store, open_store
@@ -18,6 +19,11 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApiKey",
+    "create_key",
+    "list_keys",
+    "request_project",
+    "revoke_key",
     "DEFAULT_STORE",
     "PACKAGES",
     "AuthError",

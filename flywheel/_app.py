@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from . import __version__
+from ._auth import AuthMiddleware, KeyCache
 from ._config import Settings
 from ._store import Store, open_store
 from .errors import FlywheelError, OverloadedError
@@ -87,4 +88,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
 
     for module in modules:
         app.include_router(module.router)
+    app.state.key_cache = KeyCache(store)
+    app.add_middleware(AuthMiddleware, cache=app.state.key_cache, default_project=settings.project,
+                       required=settings.auth_required)
     return app

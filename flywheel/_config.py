@@ -59,6 +59,11 @@ class Settings(BaseSettings):
         description="Span table; point it at an existing collector-written otel_traces table.",
     )
     project: str = Field("default", description="Project id stamped on ingested spans.")
+    auth_required: bool = Field(
+        False,
+        description="Require a project API key on every request even before any key exists "
+        "(auth is on anyway once a key exists).",
+    )
     cluster: str | None = Field(
         None, description="ClickHouse cluster name: Replicated tables ON CLUSTER + Distributed."
     )

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from . import __version__
 from ._clikit import CliContext, echo_json, pass_cli
+from ._auth import create_key, list_keys, revoke_key
 from ._config import Settings
 from .errors import FlywheelError
 
@@ -111,6 +112,47 @@ def config_cmd(obj: CliContext, as_json: bool) -> None:
     else:
         for k, v in data.items():
             click.echo(f"{k}: {v}")
+
+
+@cli.group("keys")
+def keys_group() -> None:
+    """Project API keys (stored hashed; auth is on once one exists)."""
+
+
+@keys_group.command("create")
+@click.option("--project", "key_project", required=True, help="Project the key acts for.")
+@click.option("--name", default="", help="A label for the key.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_cli
+def keys_create(obj: CliContext, key_project: str, name: str, as_json: bool) -> None:
+    """Create a key; it is printed once and never stored in clear."""
+    key = create_key(obj.store(), key_project, name)
+    if as_json:
+        echo_json({"project": key_project, "key": key})
+    else:
+        click.echo(key)
+
+
+@keys_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_cli
+def keys_list(obj: CliContext, as_json: bool) -> None:
+    """List keys (ids, projects, names; never secrets)."""
+    keys = list_keys(obj.store())
+    if as_json:
+        echo_json(keys)
+        return
+    for k in keys:
+        click.echo(f"{k.key_id}  {k.project_id:<20} {'revoked' if k.revoked else 'live':<8} {k.name}")
+
+
+@keys_group.command("revoke")
+@click.argument("key_id")
+@pass_cli
+def keys_revoke(obj: CliContext, key_id: str) -> None:
+    """Revoke a key by id."""
+    revoke_key(obj.store(), key_id)
+    click.echo(f"revoked {key_id}")
 
 
 def _register_all() -> None:

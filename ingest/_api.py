@@ -21,7 +21,14 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, PlainTextResponse
 from google.rpc import status_pb2
 
-from flywheel import FlywheelError, OverloadedError, PayloadTooLarge, Settings, UserError
+from flywheel import (
+    FlywheelError,
+    OverloadedError,
+    PayloadTooLarge,
+    Settings,
+    UserError,
+    request_project,
+)
 
 try:  # the read side lands separately
     from ._api_traces import router as traces_router
@@ -121,7 +128,8 @@ async def export_traces(request: Request) -> Response:
         body = await _read_body(request, limit)
         if encoding == "gzip":
             body = _gunzip(body, limit)
-        batch: DecodedBatch = await run_in_threadpool(_decode_and_log, writer, body, ctype, settings)
+        batch: DecodedBatch = await run_in_threadpool(
+            _decode_and_log, writer, body, ctype, settings, request_project(request))
     except OverloadedError as exc:
         return _otlp_error(503, exc.message, ctype, {"Retry-After": str(max(1, round(exc.retry_after)))})
     except FlywheelError as exc:
@@ -130,10 +138,12 @@ async def export_traces(request: Request) -> Response:
     return Response(encode_response(batch, ctype), 200, media_type=ctype)
 
 
-def _decode_and_log(writer: SpanWriter, body: bytes, ctype: str, settings: Settings) -> DecodedBatch:
+def _decode_and_log(
+    writer: SpanWriter, body: bytes, ctype: str, settings: Settings, project: str
+) -> DecodedBatch:
     try:
         req = parse_request(body, ctype)
-        batch = decode_request(req, project=settings.project,
+        batch = decode_request(req, project=project,
                                max_attr_len=settings.ingest.max_attribute_bytes)
     except FlywheelError:
         raise

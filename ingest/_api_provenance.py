@@ -6,6 +6,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
+from flywheel import request_project
+
 from ._provenance_store import compute_provenance, read_provenance
 
 router = APIRouter(tags=["provenance"])
@@ -48,7 +50,7 @@ async def get_trace_provenance(
 ) -> TraceProvenance:
     """Provenance of every tool argument of a trace (inferred on first read)."""
     store = request.app.state.store
-    project = request.app.state.settings.project
+    project = request_project(request)
     if recompute:
         await run_in_threadpool(compute_provenance, store, trace_id, project=project)
     rows = await run_in_threadpool(read_provenance, store, trace_id, project=project)
