@@ -30,9 +30,11 @@ class FlywheelGroup(click.Group):
     """A click group that maps the exception tree to exit codes."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
-        kwargs.setdefault("standalone_mode", True)
         try:
-            return super().main(*args, **{**kwargs, "standalone_mode": False})
+            rv = super().main(*args, **{**kwargs, "standalone_mode": False})
+            if isinstance(rv, int) and not isinstance(rv, bool):
+                sys.exit(rv)  # ctx.exit(code) returns the code without standalone mode
+            return rv
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
