@@ -46,6 +46,7 @@ def main() -> None:
             time.sleep(0.1)
     counts: collections.Counter[int] = collections.Counter()
     fivexx: list[bytes] = []
+    transport_retries = [0]
     client = httpx.Client(timeout=30)
     t0 = time.perf_counter()
 
@@ -57,7 +58,12 @@ def main() -> None:
         headers = {"content-type": ctype} if ctype else {}
         if encoding:
             headers["content-encoding"] = encoding
-        r = client.post(f"{url}/v1/traces", content=body, headers=headers)
+        try:
+            r = client.post(f"{url}/v1/traces", content=body, headers=headers)
+        except (httpx.ReadError, httpx.RemoteProtocolError, httpx.ConnectError):
+            # a keep-alive connection the server closed while idle: resend once
+            transport_retries[0] += 1
+            r = client.post(f"{url}/v1/traces", content=body, headers=headers)
         counts[r.status_code] += 1
         if r.status_code >= 500:
             fivexx.append(body[:300])
@@ -73,7 +79,8 @@ def main() -> None:
           f"machine: 2 cores, 24 GiB")
     print(f"elapsed_s: {elapsed:.1f}")
     print(f"statuses: {dict(sorted(counts.items()))}")
-    print(f"5xx: {len(fivexx)}  server_alive_at_end: {alive}")
+    print(f"5xx: {len(fivexx)}  server_alive_at_end: {alive}  "
+          f"resent_after_idle_connection_close: {transport_retries[0]}")
     if fivexx or not alive:
         for b in fivexx[:5]:
             print("5xx body:", b)

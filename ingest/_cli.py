@@ -38,7 +38,7 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
         err=True,
     )
     uvicorn.run(app, host=settings.ingest.host, port=settings.ingest.port,
-                log_level="warning", access_log=False)
+                log_level="warning", access_log=False, timeout_keep_alive=30)
 
 
 @click.command("ingest")
