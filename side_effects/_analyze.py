@@ -1,0 +1,117 @@
+"""One call from states (and a trace) to a side-effect report: what a harness uses.
+
+``analyze(s0, sT, ...)`` diffs, classifies, reconciles with the tool calls and
+builds the gate input. Given the snapshots taken after each call
+(``step_snapshots``), it also finds changes made and undone within the run
+and attributes every delta to its call exactly; without them, attribution
+falls back to argument matching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._classify import Classification, classify, transient_deltas
+from ._diff import Delta, diff
+from ._gate import GateInput, gate_input
+from ._policy import Profile, Scope, default_profile
+from ._provenance import Observation, fingerprint
+from ._reconcile import Reconciliation, ToolCall, reconcile
+from ._records import Snapshot
+
+
+@dataclass
+class SideEffectReport:
+    """Everything side-effect analysis found about one run."""
+
+    deltas: list[Delta]
+    transient: list[Delta]
+    classification: Classification
+    reconciliation: Reconciliation | None
+    gate: GateInput
+    s0_digest: str
+    st_digest: str
+    profile: Profile
+    scope: Scope | None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (decisions, reconciliation, gate input, digests)."""
+        return {
+            "s0_digest": self.s0_digest,
+            "st_digest": self.st_digest,
+            "profile": self.profile.name,
+            "scope": self.scope.source if self.scope else None,
+            **self.classification.to_json(),
+            "reconciliation": self.reconciliation.to_json() if self.reconciliation else None,
+            "gate": {**self.gate.model_dump(mode="json"), "blocking": self.gate.blocking},
+        }
+
+
+def analyze(
+    s0: Snapshot,
+    st: Snapshot,
+    *,
+    scope: Scope | None = None,
+    profile: Profile | None = None,
+    calls: Sequence[ToolCall] | None = None,
+    step_snapshots: Sequence[Snapshot] | None = None,
+    observations: Sequence[Observation] = (),
+    fingerprint_fn: Callable[[str], str | int] = fingerprint,
+    run_id: str | None = None,
+) -> SideEffectReport:
+    """Diff, classify, reconcile and summarise one run.
+
+    Args:
+        s0: state before the run.
+        st: state after the run.
+        scope: the task's scope (None: nothing is in scope).
+        profile: the environment's profile (None: ``default_profile()``).
+        calls: the run's tool calls in order (None: no reconciliation).
+        step_snapshots: the state after each call (same length as ``calls``).
+        observations: provenance observations for information movement.
+        fingerprint_fn: the function the observations' fingerprints used.
+        run_id: recorded on gate events.
+    """
+    profile = profile or default_profile()
+    deltas = diff(s0, st)
+    steps: list[list[Delta]] | None = None
+    transient: list[Delta] = []
+    if step_snapshots is not None:
+        if calls is None or len(step_snapshots) != len(calls):
+            raise ValueError("step_snapshots needs calls of the same length")
+        prev, steps = s0, []
+        for i, snap in enumerate(step_snapshots):
+            steps.append(diff(prev, snap, step=i))
+            prev = snap
+        transient = transient_deltas(deltas, steps)
+    cls = classify(
+        deltas,
+        s0,
+        scope,
+        profile,
+        transient=transient,
+        observations=observations,
+        fingerprint_fn=fingerprint_fn,
+    )
+    rec = None
+    if calls is not None:
+        rec = reconcile(
+            calls,
+            [d.delta for d in cls.decisions],
+            step_deltas=steps,
+            profile=profile,
+            classification=cls,
+        )
+    return SideEffectReport(
+        deltas=deltas,
+        transient=transient,
+        classification=cls,
+        reconciliation=rec,
+        gate=gate_input(cls, run_id=run_id),
+        s0_digest=s0.digest(),
+        st_digest=st.digest(),
+        profile=profile,
+        scope=scope,
+    )
