@@ -1,0 +1,92 @@
+"""Redact many traces, optionally across worker processes.
+
+Why: Presidio is pure Python, so one process uses one core. Traces are
+independent (pseudonyms restart per trace), so a batch splits cleanly across
+processes; each worker builds its own analyzer once and keeps its own
+detection cache. Pools are kept per (policy, workers) and reused by later
+calls, because starting one (a forkserver that imports Presidio, then the
+workers) costs seconds; ``shutdown_pools`` (also run at exit) ends them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from promote._redact import Redactor
+from promote._redact_types import RedactedTrace, RedactionPolicy, TraceStep
+
+_WORKER: Redactor | None = None
+_POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _init(policy_json: str) -> None:
+    global _WORKER
+    _WORKER = Redactor(RedactionPolicy.model_validate_json(policy_json))
+
+
+def _run(chunk: list[Sequence[TraceStep]]) -> list[RedactedTrace]:
+    assert _WORKER is not None
+    return _WORKER.redact_many(chunk)
+
+
+def _pool(policy_json: str, workers: int) -> ProcessPoolExecutor:
+    with _POOLS_LOCK:
+        pool = _POOLS.get((policy_json, workers))
+        if pool is None:
+            # forkserver, not fork: the caller may hold chDB's threads, and forking
+            # a threaded process can deadlock the child; the server imports Presidio once.
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["promote._redact"])
+            pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=ctx, initializer=_init, initargs=(policy_json,)
+            )
+            _POOLS[(policy_json, workers)] = pool
+        return pool
+
+
+def shutdown_pools() -> None:
+    """Stop every worker pool started by ``redact_traces``."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_pools)
+
+
+def redact_traces(
+    traces: Sequence[Sequence[TraceStep]],
+    policy: RedactionPolicy | None = None,
+    workers: int = 1,
+    chunk_size: int = 64,
+) -> list[RedactedTrace]:
+    """Redact ``traces`` in order, in ``workers`` processes (1 = this process).
+
+    Args:
+        traces: Each trace is a sequence of ``TraceStep``.
+        policy: Redaction policy; default policy if omitted.
+        workers: Processes to use; 0 means one per CPU. Small batches
+            (fewer than two chunks) always run in this process.
+        chunk_size: Traces sent to a worker at a time.
+
+    Returns:
+        One ``RedactedTrace`` per input trace, same order.
+    """
+    policy = policy or RedactionPolicy()
+    if workers == 0:
+        workers = os.cpu_count() or 1
+    if workers <= 1 or len(traces) < 2 * chunk_size:
+        return Redactor(policy).redact_many(traces)
+    chunks = [list(traces[i : i + chunk_size]) for i in range(0, len(traces), chunk_size)]
+    out: list[RedactedTrace] = []
+    for part in _pool(policy.model_dump_json(), workers).map(_run, chunks):
+        out.extend(part)
+    return out

@@ -1,0 +1,168 @@
+"""Free-text PII detection: cheap triggers, then Presidio, then a cache.
+
+Why: Presidio over every string of every span is too slow for a trace store
+(~200 texts/s with all recognizers). Most strings cannot hold a pattern
+entity at all, and each recognizer has a cheap necessary condition (an email
+needs ``@``, a phone at least seven digits, ...). So each text is asked only
+for the entities its triggers allow, id-like strings are skipped, and results
+are cached by text because traces repeat the same strings (system prompts,
+message histories replayed in every model call, identical tool results).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from promote._redact_engine import SCORE_THRESHOLD, build_analyzer, empty_artifacts
+
+#: Presidio entity -> the label used in pseudonyms and reports.
+ENTITY_LABELS: dict[str, str] = {
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "CREDIT_CARD": "CARD",
+    "IBAN_CODE": "IBAN",
+    "IP_ADDRESS": "IP",
+    "US_SSN": "SSN",
+}
+
+# Context rule (replaces Presidio's context enhancer): a weak SSN shape (bare
+# nine digits, 0.05) counts when an SSN keyword is within 30 characters before it.
+_SSN_CONTEXT = re.compile(r"(?:ssn|social\s+security|ss#)\W{0,3}(?:no\.?|number|#)?\W{0,3}\Z", re.I)
+_SSN_CONTEXT_WINDOW = 30
+
+_DIGITS = str.maketrans("", "", "0123456789")
+_IBAN_TRIGGER = re.compile(r"[A-Za-z]{2}\d{2}")
+_IP_TRIGGER = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:")
+# Strings that are entirely an identifier, timestamp or number-with-unit: they
+# cannot be one of our entities and are common in tool arguments.
+_ID_LIKE = re.compile(
+    r"""\A(?:
+        [0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}  # uuid
+      | \d{4}-\d{2}-\d{2}                                     # ISO date, optional time:
+        (?:[T\x20]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?
+      | (?=[0-9a-f]*[a-f])[0-9a-f]{16,64}  # hex ids (trace/span ids, digests); all-digit
+                                          # strings are not ids here: they may be cards
+      | -?\d{1,6}(?:\.\d+)?              # short numbers as text
+    )\Z""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One entity occurrence in a text (offsets into that text)."""
+
+    start: int
+    end: int
+    label: str
+    score: float
+
+
+def triggered_entities(text: str, wanted: Sequence[str]) -> list[str]:
+    """Return the Presidio entities worth asking for in ``text``.
+
+    Each test is a necessary condition for the recognizer to match, so this
+    never loses a detection; it only saves recognizer calls.
+    """
+    if len(text) < 6 or _ID_LIKE.match(text):
+        return []
+    digits = len(text) - len(text.translate(_DIGITS))
+    out: list[str] = []
+    for entity in wanted:
+        if entity == "EMAIL_ADDRESS":
+            ok = "@" in text
+        elif entity == "PHONE_NUMBER":
+            ok = digits >= 7
+        elif entity == "CREDIT_CARD":
+            ok = digits >= 12
+        elif entity == "US_SSN":
+            ok = digits >= 9
+        elif entity == "IBAN_CODE":
+            ok = digits >= 8 and _IBAN_TRIGGER.search(text) is not None
+        elif entity == "IP_ADDRESS":
+            ok = (digits >= 4 or ":" in text) and _IP_TRIGGER.search(text) is not None
+        else:
+            ok = True
+        if ok:
+            out.append(entity)
+    return out
+
+
+def resolve_overlaps(found: list[Detection]) -> list[Detection]:
+    """Keep the best non-overlapping detections, ordered by position.
+
+    Higher score wins, then the longer span (a validated card beats the phone
+    number the matcher saw inside it; a separated SSN beats a phone guess).
+    """
+    chosen: list[Detection] = []
+    for det in sorted(found, key=lambda d: (-d.score, -(d.end - d.start), d.start)):
+        if all(det.end <= c.start or det.start >= c.end for c in chosen):
+            chosen.append(det)
+    chosen.sort(key=lambda d: d.start)
+    return chosen
+
+
+class Detector:
+    """Trigger-gated, cached Presidio detection of pattern entities.
+
+    Args:
+        entities: Presidio entity names to detect (subset of ``ENTITY_LABELS``).
+        analyzer: A prebuilt offline ``AnalyzerEngine``; built if omitted.
+        cache_size: Texts whose detections are remembered (LRU).
+    """
+
+    def __init__(
+        self,
+        entities: Sequence[str] = tuple(ENTITY_LABELS),
+        analyzer: Any | None = None,
+        cache_size: int = 50_000,
+    ) -> None:
+        unknown = [e for e in entities if e not in ENTITY_LABELS]
+        if unknown:
+            raise ValueError(f"unsupported entities {unknown}; choose from {sorted(ENTITY_LABELS)}")
+        self.entities = tuple(entities)
+        self._analyzer = analyzer if analyzer is not None else build_analyzer()
+        self._artifacts = empty_artifacts(self._analyzer)
+        self._cache: OrderedDict[str, tuple[Detection, ...]] = OrderedDict()
+        self._cache_size = cache_size
+        self.calls = 0
+        self.hits = 0
+        self.analyzed = 0
+
+    def detect(self, text: str) -> tuple[Detection, ...]:
+        """Return the non-overlapping detections in ``text`` (cached)."""
+        self.calls += 1
+        cached = self._cache.get(text)
+        if cached is not None:
+            self.hits += 1
+            self._cache.move_to_end(text)
+            return cached
+        wanted = triggered_entities(text, self.entities)
+        result: tuple[Detection, ...] = ()
+        if wanted:
+            self.analyzed += 1
+            raw = self._analyzer.analyze(
+                text=text,
+                language="en",
+                entities=wanted,
+                nlp_artifacts=self._artifacts,
+                score_threshold=0.0,
+            )
+            kept = []
+            for r in raw:
+                score = r.score
+                if r.entity_type == "US_SSN" and score < SCORE_THRESHOLD:
+                    before = text[max(0, r.start - _SSN_CONTEXT_WINDOW) : r.start]
+                    if _SSN_CONTEXT.search(before):
+                        score = 0.5
+                if score >= SCORE_THRESHOLD:
+                    kept.append(Detection(r.start, r.end, ENTITY_LABELS[r.entity_type], score))
+            result = tuple(resolve_overlaps(kept))
+        self._cache[text] = result
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return result

@@ -1,0 +1,256 @@
+"""Offline Presidio analyzer: pattern recognizers over a blank spaCy pipeline.
+
+Why this module exists: ``AnalyzerEngine()`` with defaults downloads a spaCy
+model, and Presidio's email validation calls ``tldextract``, which fetches the
+public suffix list over the network with no timeout. Both are forbidden at run
+time here, so the engine is built by hand: a blank English pipeline (enough
+for tokens and context words; no NER) and only the pattern recognizers we
+chose. ``tldextract`` is pointed at its bundled snapshot *before* Presidio is
+imported.
+
+Recognizer choice (measured, see NOTES.md "Presidio, offline"): the phone
+recognizer runs ``phonenumbers`` once per region and was ~85 % of the time
+with Presidio's eight default regions, so we keep four regions (US, GB, DE,
+FR) and only call it on text with at least seven digits (see
+``_redact_detect.triggered_entities``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+# Must happen before anything imports tldextract (presidio does at import time).
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+os.environ.setdefault(
+    "TLDEXTRACT_CACHE", os.path.join(tempfile.gettempdir(), "flywheel-tldextract")
+)
+
+import phonenumbers  # noqa: E402
+import spacy  # noqa: E402
+import tldextract  # noqa: E402
+from presidio_analyzer import (  # noqa: E402
+    AnalyzerEngine,
+    EntityRecognizer,
+    Pattern,
+    PatternRecognizer,
+    RecognizerRegistry,
+)
+from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer  # noqa: E402
+from presidio_analyzer.nlp_engine import NlpArtifacts, SpacyNlpEngine  # noqa: E402
+from presidio_analyzer.predefined_recognizers import (  # noqa: E402
+    CreditCardRecognizer,
+    EmailRecognizer,
+    IbanRecognizer,
+    IpRecognizer,
+    PhoneRecognizer,
+    UsSsnRecognizer,
+)
+from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc  # noqa: E402
+
+# Belt and braces: even if the environment variable was set to something else
+# by the caller, the module-level extractor used by Presidio never goes online.
+tldextract.extract = tldextract.TLDExtract(suffix_list_urls=())  # type: ignore[assignment]
+
+#: Phone regions kept (each region is one phonenumbers pass over the text).
+PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR")
+
+#: Presidio entity names this engine can report.
+ENGINE_ENTITIES: tuple[str, ...] = (
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "CREDIT_CARD",
+    "IBAN_CODE",
+    "IP_ADDRESS",
+    "US_SSN",
+)
+
+#: Results below this score are dropped. Phone matches score 0.4, the
+#: separated-SSN pattern 0.5, validated cards/IBANs 1.0; the "very weak"
+#: (0.05) SSN shapes and unvalidated patterns stay out unless context words
+#: ("ssn", "phone", ...) lift them.
+SCORE_THRESHOLD = 0.35
+
+
+@Language.component("flywheel_lower_lemma")
+def _lower_lemma(doc: Doc) -> Doc:
+    """Lemma = lower-cased token, so Presidio's context words ("ssn", "phone") still count."""
+    for token in doc:
+        token.lemma_ = token.lower_
+    return doc
+
+
+class BlankSpacyNlpEngine(SpacyNlpEngine):
+    """A spaCy NLP engine over ``spacy.blank("en")``: tokens only, no download.
+
+    A blank pipeline has no lemmas, which silently disables Presidio's
+    context enhancement; a one-line component fills them with the lower-cased
+    text.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(models=[{"lang_code": "en", "model_name": "blank:en"}])
+
+    def load(self) -> None:  # noqa: D102 - see class docstring
+        nlp = spacy.blank("en")
+        nlp.add_pipe("flywheel_lower_lemma")
+        self.nlp = {"en": nlp}  # type: ignore[assignment]
+
+
+class NoContextEnhancer(ContextAwareEnhancer):
+    """Leaves scores as the recognizers gave them.
+
+    Presidio's lemma context enhancer (plus the spaCy tokenisation it needs)
+    was ~45 % of analyzer time here; the one case where context decides --
+    a bare nine-digit number after "SSN" -- is handled by a cheap rule in
+    ``_redact_detect`` instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(0.0, 0.0, 0, 0)
+
+    def enhance_using_context(  # noqa: D102 - see class docstring
+        self,
+        text: str,
+        raw_results: list[Any],
+        nlp_artifacts: Any,
+        recognizers: list[Any],
+        context: list[str] | None = None,
+    ) -> list[Any]:
+        return raw_results
+
+
+def empty_artifacts(engine: AnalyzerEngine) -> NlpArtifacts:
+    """NLP artifacts with no tokens: pass to ``analyze`` to skip spaCy (patterns need none)."""
+    return NlpArtifacts(
+        entities=[],
+        tokens=[],  # type: ignore[arg-type]
+        tokens_indices=[],
+        lemmas=[],
+        nlp_engine=engine.nlp_engine,
+        language="en",
+    )
+
+
+#: Stretches of text that could hold a phone number: digits with phone punctuation
+#: (spaces, dots, dashes, slashes, parentheses), an optional +/( lead and extension.
+_PHONE_WINDOW = re.compile(
+    r"[+(]{0,2}\d[\d \t().\-/]{4,28}\d(?:\s?(?:x|ext\.?|#)\s?\d{1,6})?", re.IGNORECASE
+)
+_NOT_DIGITS = str.maketrans("", "", "0123456789")
+# Number shapes that are not phones: dates (2026-05-01, 14/03/2026, 01.05.2026).
+_DATE_LIKE = re.compile(r"\A(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})\b")
+#: A bare digit run (no +, no separators) is a phone only after one of these words.
+PHONE_CONTEXT: tuple[str, ...] = (
+    "phone",
+    "call",
+    "tel",
+    "mobile",
+    "cell",
+    "reach",
+    "text",
+    "sms",
+    "whatsapp",
+    "fax",
+    "contact",
+    "number",
+    "dial",
+    "ring",
+)
+_PHONE_CONTEXT_WINDOW = 40
+
+
+def _is_phone_shaped(text: str, start: int, end: int) -> bool:
+    """Precision rules on a phonenumbers match (leniency POSSIBLE accepts any right length).
+
+    Reject: a number glued to an identifier (``O-99812345``, ``1Z999...``,
+    ``INV-2026-000123``) or followed by a time (``2026-05-01T10``); a date;
+    a bare digit run (``1764512345``, ``12345678``) unless a phone word
+    ("call", "phone", "reach"...) comes shortly before it.
+    """
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    if before.isalnum() or before in "-_/.:#" or after.isalnum() or after in "_:/":
+        return False
+    number = text[start:end]
+    if _DATE_LIKE.match(number):
+        return False
+    if number.isdigit():
+        lead = text[max(0, start - _PHONE_CONTEXT_WINDOW) : start].lower()
+        return any(word in lead for word in PHONE_CONTEXT)
+    return True
+
+
+class WindowedPhoneRecognizer(PhoneRecognizer):
+    """Presidio's phone recognizer, run only on the text regions that can hold a number.
+
+    ``phonenumbers``' matcher walks the whole text once per region and was
+    ~80 % of analyzer time; it gives the same matches when run on each
+    phone-shaped window (digits with phone punctuation, at least seven
+    digits), shifted back to text offsets. Matches then pass the precision
+    rules of ``_is_phone_shaped`` (we use leniency POSSIBLE for recall).
+    """
+
+    def analyze(  # noqa: D102 - see class docstring
+        self, text: str, entities: list[str], nlp_artifacts: Any = None
+    ) -> list[Any]:
+        results = []
+        for m in _PHONE_WINDOW.finditer(text):
+            window = m.group()
+            if len(window) - len(window.translate(_NOT_DIGITS)) < 7:
+                continue
+            for r in super().analyze(window, entities, nlp_artifacts):
+                r.start += m.start()
+                r.end += m.start()
+                if _is_phone_shaped(text, r.start, r.end):
+                    results.append(r)
+        return EntityRecognizer.remove_duplicates(results)
+
+
+def build_analyzer(phone_regions: Sequence[str] = PHONE_REGIONS) -> AnalyzerEngine:
+    """Build an offline ``AnalyzerEngine`` with the chosen pattern recognizers.
+
+    Args:
+        phone_regions: ISO regions the phone recognizer tries, in order.
+
+    Returns:
+        An engine whose ``analyze`` never touches the network.
+    """
+    recognizers: list[Any] = [
+        EmailRecognizer(),
+        # Leniency POSSIBLE (length check) instead of Presidio's VALID: VALID
+        # drops numbers whose area code is unassigned, which is most invented
+        # (and many mistyped) numbers; over-redacting a number is the safe side.
+        WindowedPhoneRecognizer(
+            supported_regions=tuple(phone_regions), leniency=phonenumbers.Leniency.POSSIBLE
+        ),
+        # "00" international prefix written without separators (0049301234567).
+        PatternRecognizer(
+            supported_entity="PHONE_NUMBER",
+            patterns=[Pattern("Phone 00-prefix", r"(?<![\d.])00[1-9]\d{8,12}(?!\d|\.\d)", 0.4)],
+            name="PhoneIntlPrefixRecognizer",
+        ),
+        CreditCardRecognizer(),
+        # Presidio's card pattern stops at 17 digits and misses the 2-series
+        # Mastercard range; this one covers 12-19 digit numbers starting 2-6.
+        # Luhn validation (inherited) keeps random digit runs out.
+        CreditCardRecognizer(
+            patterns=[Pattern("Card 13-19 digits", r"\b[2-6]\d{3}(?:[- ]?\d){8,15}\b", 0.3)],
+            name="CreditCardLongRecognizer",
+        ),
+        IbanRecognizer(),
+        IpRecognizer(),
+        UsSsnRecognizer(),
+    ]
+    registry = RecognizerRegistry(recognizers=recognizers, supported_languages=["en"])
+    return AnalyzerEngine(
+        registry=registry,
+        nlp_engine=BlankSpacyNlpEngine(),
+        supported_languages=["en"],
+        default_score_threshold=SCORE_THRESHOLD,
+        context_aware_enhancer=NoContextEnhancer(),
+    )
