@@ -28,6 +28,7 @@ class ProvenanceRecord(BaseModel):
     ambiguous: bool
     alternatives: list[str]
     flags: list[str]
+    extraction: str
 
 
 class TraceProvenance(BaseModel):

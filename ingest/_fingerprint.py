@@ -85,20 +85,31 @@ def tokens(text: str) -> list[str]:
     return [t.strip(".,:;") for t in _TOKEN.findall(text) if t.strip(".,:;")]
 
 
-def value_fingerprints(value: Any, salt: bytes) -> tuple[set[int], set[int], set[int]]:
-    """(exact, norm, token) fingerprints of everything an observation holds.
+#: A text leaf with at least this many tokens is prose, not a field value.
+PROSE_TOKENS = 6
+
+
+def value_fingerprints(
+    value: Any, salt: bytes
+) -> tuple[set[int], set[int], set[int], set[int]]:
+    """(exact, norm, token, field) fingerprints of everything an observation holds.
 
     Exact and normalised fingerprints cover each leaf and each token n-gram of
     leaf texts (n <= MAX_NGRAM); the token set holds single normalised tokens,
-    used for partial matches.
+    used for partial matches; the field set holds the whole values of short
+    leaves (structured fields), so a match can tell a value *copied from a
+    field* from a value *extracted from prose*.
     """
     exact: set[int] = set()
     norm: set[int] = set()
     toks: set[int] = set()
+    fields: set[int] = set()
     for _, leaf in leaves(value):
         raw = str(leaf) if not isinstance(leaf, bool) else ("true" if leaf else "false")
         exact.add(fingerprint("x:" + raw.strip(), salt))
         norm.add(fingerprint("n:" + normalise(leaf), salt))
+        if not isinstance(leaf, str) or len(tokens(leaf)) < PROSE_TOKENS:
+            fields.add(fingerprint("n:" + normalise(leaf), salt))
         if isinstance(leaf, str):
             raw_toks = tokens(leaf)
             norm_toks = [normalise(t) for t in raw_toks]
@@ -111,7 +122,7 @@ def value_fingerprints(value: Any, salt: bytes) -> tuple[set[int], set[int], set
                         norm.add(fingerprint("n:" + " ".join(norm_toks[i:i + n]), salt))
                         if n > 1:  # grouped identifiers written with spaces
                             norm.add(fingerprint("n:" + "".join(norm_toks[i:i + n]), salt))
-    return exact, norm, toks
+    return exact, norm, toks, fields
 
 
 def argument_fingerprints(leaf: Any, salt: bytes) -> tuple[int, int, list[int]]:

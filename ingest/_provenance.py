@@ -23,10 +23,18 @@ explain the value -- else the most recent untrusted one; the record is marked
 ambiguous, lists the alternatives, and its confidence is multiplied by 0.8.
 Trivial values (booleans, integers from -10 to 10, one- or two-character
 strings) are ``constant``: they match everything and prove nothing.
+
+Flags: an argument of a sensitive tool whose source is untrusted is flagged
+when its value was *extracted from prose* (a substring of a longer text:
+where injected instructions live); a value that is a whole structured field
+of an untrusted result (an amount from a transaction record) is recorded as
+untrusted but not flagged unless ``allow_untrusted_fields`` is off. Memory
+writes with untrusted content are always flagged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,6 +70,7 @@ class Observation:
     norm: frozenset[int]
     tokens: frozenset[int]
     trusted: bool
+    fields: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -80,6 +89,10 @@ class ArgumentProvenance:
     ambiguous: bool = False
     alternatives: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    #: "field" when the value is a whole structured field of its source,
+    #: "prose" when it was extracted from free text (where injected
+    #: instructions live), "" when no source was found.
+    extraction: str = ""
 
 
 @dataclass
@@ -89,6 +102,11 @@ class ProvenancePolicy:
     sensitive_tools: re.Pattern[str] = DEFAULT_SENSITIVE
     trusted_tools: frozenset[str] = frozenset()
     untrusted_kinds: frozenset[str] = frozenset({"tool_result", "retrieval", "memory"})
+    #: Whole structured fields of untrusted results (an amount from a
+    #: transaction record, an id from a listing) are data the agent was asked
+    #: to use; values extracted from prose are where injected instructions
+    #: live. False flags both (a strict CaMeL-style policy).
+    allow_untrusted_fields: bool = True
 
     def is_sensitive(self, tool: str) -> bool:
         """Whether a call of ``tool`` can move money, data or rights."""
@@ -138,14 +156,14 @@ def observations(steps: Sequence[Mapping[str, Any]], salt: bytes, policy: Proven
     seen_messages: set[int] = set()
 
     def add(step: Mapping[str, Any], index: int, kind: str, ref: str, value: Any) -> None:
-        exact, norm, toks = value_fingerprints(value, salt)
+        exact, norm, toks, fields = value_fingerprints(value, salt)
         if not exact:
             return
         trusted = kind in TRUSTED_KINDS or (
             kind == "tool_result" and str(step.get("tool_name", "")) in policy.trusted_tools
         )
-        obs.append(Observation(str(step["span_id"]), index, kind, ref,
-                               frozenset(exact), frozenset(norm), frozenset(toks), trusted))
+        obs.append(Observation(str(step["span_id"]), index, kind, ref, frozenset(exact),
+                               frozenset(norm), frozenset(toks), trusted, frozenset(fields)))
 
     for index, step in enumerate(steps):
         kind = step.get("kind")
@@ -232,6 +250,10 @@ def infer_provenance(
     policy = policy or ProvenancePolicy()
     obs = observations(steps, salt, policy)
     records: list[ArgumentProvenance] = []
+    # Memory is as trustworthy as what was written into it: values this trace
+    # wrote from trusted sources come back trusted; values written from
+    # untrusted sources, and memory that predates the trace, do not.
+    clean_memory: set[int] = set()
     for index, step in enumerate(steps):
         if step.get("kind") not in ("tool", "memory_write"):
             continue
@@ -256,6 +278,12 @@ def infer_provenance(
                                          "none", 0.5, True)
             else:
                 method, conf, found = _match(leaf, salt, before)
+                _, n_fp, _ = argument_fingerprints(leaf, salt)
+                if n_fp in clean_memory:
+                    found = [
+                        dataclasses.replace(o, trusted=True) if o.kind == "memory" else o
+                        for o in found
+                    ]
                 if not found:
                     rec = ArgumentProvenance(str(step["span_id"]), tool, path, "model", "", "",
                                              "none", METHOD_CONFIDENCE["none"], True)
@@ -268,11 +296,16 @@ def infer_provenance(
                         method, round(conf * (0.8 if ambiguous else 1.0), 3), primary.trusted,
                         ambiguous,
                         [f"{o.kind}:{o.span_id}:{o.ref}" for o in found if o is not primary][:5],
+                        extraction="field" if n_fp in primary.fields else "prose",
                     )
+            if step.get("kind") == "memory_write" and rec.trusted:
+                clean_memory.add(argument_fingerprints(leaf, salt)[1])
             if not rec.trusted and rec.source_kind in policy.untrusted_kinds:
                 if step.get("kind") == "memory_write":
                     rec.flags.append("untrusted_memory_write")
-                elif policy.is_sensitive(tool):
+                elif policy.is_sensitive(tool) and (
+                    rec.extraction != "field" or not policy.allow_untrusted_fields
+                ):
                     rec.flags.append("untrusted_argument_to_sensitive_tool")
             records.append(rec)
     return records

@@ -76,7 +76,7 @@ def compute_provenance(
 def read_provenance(store: Store, trace_id: str, *, project: str = "default") -> list[dict[str, Any]]:
     """Stored provenance of a trace (latest computation), computing it if absent."""
     sql = ("SELECT span_id, tool_name, path, source_kind, source_span_id, source_ref, method, "
-           "confidence, trusted, ambiguous, alternatives, flags FROM argument_provenance FINAL "
+           "confidence, trusted, ambiguous, alternatives, flags, extraction FROM argument_provenance FINAL "
            "WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY span_id, path")
     rows = store.query(sql, {"p": project, "t": trace_id})
     if not rows:

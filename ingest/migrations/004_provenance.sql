@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS argument_provenance {{ON_CLUSTER}} (
     ambiguous Bool,
     alternatives Array(String),
     flags Array(LowCardinality(String)),
+    extraction LowCardinality(String),
     computed_at DateTime64(3) DEFAULT now64(3)
 ) ENGINE = {{ReplacingMergeTree(computed_at)}}
 ORDER BY (project_id, trace_id, span_id, path);
