@@ -218,6 +218,26 @@ def run_cmd(
     )
 
 
+@click.command("demo")
+@click.option("--port", type=int, default=None, help="Port of the platform (default 4318).")
+@click.option("--runs", type=int, default=1, show_default=True, help="Runs per task.")
+@click.option("--seed", type=int, default=7, show_default=True, help="Seed of the simulated agent.")
+@click.option("--exit", "exit_after", is_flag=True, help="Stop after the summary instead of serving.")
+@click.option("--json", "as_json", is_flag=True, help="Print the trial summaries as JSON.")
+@pass_cli
+def demo_cmd(obj: CliContext, port: int | None, runs: int, seed: int, exit_after: bool,
+             as_json: bool) -> None:
+    """Start the platform on the embedded store and run agents on AgentDojo into it."""
+    from ._demo import run_demo
+
+    if port:
+        obj.settings.ingest.port = port
+    rows = run_demo(obj.settings, obj.store(), runs=runs, seed=seed, serve=not exit_after)
+    if as_json:
+        echo_json(rows)
+
+
 def register(cli: click.Group) -> None:
     """Add the harness commands to the ``flywheel`` CLI."""
     cli.add_command(run_cmd)
+    cli.add_command(demo_cmd)

@@ -1,6 +1,26 @@
 """Eval sets: tasks, trials, graders, four-verdict aggregation, statistics, the release gate."""
 
 from . import stats
+from ._bundle import (
+    Changelog,
+    ExposurePolicy,
+    ExposureStatus,
+    Manifest,
+    ManifestTask,
+    ReleaseResult,
+    VerifyReport,
+    approved_tasks,
+    export_bundle,
+    exposure_status,
+    read_manifest,
+    read_tasks,
+    record_exposure,
+    release_from_store,
+    release_tasks,
+    task_sha256,
+    verify_bundle,
+    versions,
+)
 from ._bundle_read import EvalSet, load_evalset
 from ._gate import BlockReason, GateResult, gate_paths, run_gate
 from ._gate_rules import GateRules, load_rules
@@ -25,6 +45,24 @@ from ._trials_io import load_trials, read_trials, save_trials, trial_from_harnes
 from ._verdict import VerdictTally, aggregate, aggregate_results, tally
 
 __all__ = [
+    "Changelog",
+    "ExposurePolicy",
+    "ExposureStatus",
+    "Manifest",
+    "ManifestTask",
+    "ReleaseResult",
+    "VerifyReport",
+    "approved_tasks",
+    "export_bundle",
+    "exposure_status",
+    "read_manifest",
+    "read_tasks",
+    "record_exposure",
+    "release_from_store",
+    "release_tasks",
+    "task_sha256",
+    "verify_bundle",
+    "versions",
     "BlockReason",
     "Criterion",
     "CriterionKind",

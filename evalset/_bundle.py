@@ -56,7 +56,9 @@ RELEASES_FILE = "releases.jsonl"
 # -- hashing ------------------------------------------------------------------
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no whitespace, UTF-8 text: one byte string per value."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def sha256_text(text: str) -> str:
@@ -124,8 +126,8 @@ class Manifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: Literal["flywheel-evalset"] = FORMAT
-    format_version: Literal[1] = FORMAT_VERSION
+    format: Literal["flywheel-evalset"] = "flywheel-evalset"
+    format_version: Literal[1] = 1
     name: str = Field(min_length=1)
     version: str = ""
     sequence: int = Field(ge=1)
@@ -136,6 +138,9 @@ class Manifest(BaseModel):
     changelog: Changelog
     exposure: ExposurePolicy
     sampling_policies: list[str] = Field(default_factory=list)
+    policies: dict[str, Any] = Field(
+        default_factory=dict, description="The sampling policies' content, by policy id."
+    )
 
     def content_version(self) -> str:
         """The version id this manifest's content hashes to."""
@@ -164,7 +169,7 @@ def parse_ref(ref: str) -> tuple[str, str | None]:
 
 
 def default_root(store_url: str | None = None) -> Path:
-    """Where versions live: ``$FLYWHEEL_EVALSETS_DIR``, else beside a chDB store, else ./.flywheel."""
+    """Where versions live: ``$FLYWHEEL_EVALSETS_DIR``, beside a chDB store, or ./.flywheel."""
     env = os.environ.get("FLYWHEEL_EVALSETS_DIR")
     if env:
         return Path(env)
@@ -207,7 +212,9 @@ def versions(root: str | Path, name: str) -> list[dict[str, Any]]:
     path = Path(root) / _name_ok(name) / RELEASES_FILE
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def resolve(root: str | Path, ref: str) -> tuple[str, str, Path]:
@@ -220,7 +227,8 @@ def resolve(root: str | Path, ref: str) -> tuple[str, str, Path]:
     known = [r["version"] for r in versions(root, name)]
     if not known:
         raise NotFoundError(
-            f"no released versions of eval set {name!r} under {root}; run `flywheel evalset release {name}`"
+            f"no released versions of eval set {name!r} under {root}; "
+            f"run `flywheel evalset release {name}`"
         )
     if version is None:
         version = known[-1]
@@ -279,6 +287,7 @@ def build_manifest(
     max_held_out_uses: int | None = None,
     sampling_policies: Iterable[str] = (),
     retired: Sequence[str] = (),
+    policies: dict[str, Any] | None = None,
 ) -> Manifest:
     """The manifest of ``tasks`` released after ``parent`` (version id filled in)."""
     ordered = sorted(tasks, key=lambda t: t.task_id)
@@ -321,6 +330,7 @@ def build_manifest(
         changelog=log,
         exposure=ExposurePolicy(max_held_out_uses=uses),
         sampling_policies=sorted(set(sampling_policies)),
+        policies=dict(sorted((policies or {}).items())),
     )
     m.version = m.content_version()
     return m
@@ -334,6 +344,7 @@ def release_tasks(
     max_held_out_uses: int | None = None,
     sampling_policies: Iterable[str] = (),
     released_by: str = "",
+    policies: dict[str, Any] | None = None,
 ) -> ReleaseResult:
     """Write a new immutable version of ``name`` from ``tasks`` (no-op when unchanged).
 
@@ -376,10 +387,15 @@ def release_tasks(
             max_held_out_uses=max_held_out_uses,
             sampling_policies=sampling_policies,
             retired=retired,
+            policies=policies,
         )
-        if parent is not None and [(t.task_id, t.sha256) for t in manifest.tasks] == [
-            (t.task_id, t.sha256) for t in parent.tasks
-        ] and manifest.exposure == parent.exposure:
+        if (
+            parent is not None
+            and manifest.policies == parent.policies
+            and [(t.task_id, t.sha256) for t in manifest.tasks]
+            == [(t.task_id, t.sha256) for t in parent.tasks]
+            and manifest.exposure == parent.exposure
+        ):
             return ReleaseResult(name, parent.version, False, base / parent.version, parent)
         target = base / manifest.version
         if target.exists():
@@ -394,6 +410,7 @@ def release_tasks(
         )
         for f in staging.iterdir():
             f.chmod(0o444)
+        staging.chmod(0o755)  # mkdtemp made it private; a release is for everyone to read
         os.rename(staging, target)
         record = {
             "version": manifest.version,
@@ -403,8 +420,8 @@ def release_tasks(
             "released_at": time.time_ns(),
             "released_by": released_by,
         }
-        with open(base / RELEASES_FILE, "a", encoding="utf-8") as f:
-            f.write(canonical_json(record) + "\n")
+        with open(base / RELEASES_FILE, "a", encoding="utf-8") as out:
+            out.write(canonical_json(record) + "\n")
         _atomic_write(base / "LATEST", manifest.version + "\n")
         return ReleaseResult(name, manifest.version, True, target, manifest)
 
@@ -517,14 +534,20 @@ def verify_bundle(directory: str | Path) -> VerifyReport:
             rep.problems.append(f"tasks.jsonl:{i}: not a valid task ({exc.errors()[0].get('msg')})")
             continue
         if task.task_id != entry.task_id:
-            rep.problems.append(f"tasks.jsonl:{i}: task {task.task_id!r}, manifest says {entry.task_id!r}")
+            rep.problems.append(
+                f"tasks.jsonl:{i}: task {task.task_id!r}, manifest says {entry.task_id!r}"
+            )
         if sha256_text(line) != entry.sha256:
-            rep.problems.append(f"tasks.jsonl:{i}: {task.task_id} SHA-256 differs from the manifest")
+            rep.problems.append(
+                f"tasks.jsonl:{i}: {task.task_id} SHA-256 differs from the manifest"
+            )
         elif task_canonical(task) != line:
             rep.problems.append(f"tasks.jsonl:{i}: {task.task_id} is not in canonical form")
         split = str(task.metadata.get("split", "dev"))
         if split != entry.split or task.slice != entry.slice or task.golden != entry.golden:
-            rep.problems.append(f"tasks.jsonl:{i}: {task.task_id} split/slice/golden differ from the manifest")
+            rep.problems.append(
+                f"tasks.jsonl:{i}: {task.task_id} split/slice/golden differ from the manifest"
+            )
         if split in counts:
             counts[split] += 1
     if counts != {k: m.splits.get(k, 0) for k in SPLITS}:
@@ -599,8 +622,9 @@ def exposure_status(root: str | Path, ref: str) -> ExposureStatus:
     held = m.held_out()
     uses = _task_uses(entries)
     n = max((uses[t] for t in held), default=0)
-    return ExposureStatus(name, version, len(held), n, m.exposure.max_held_out_uses,
-                          n >= m.exposure.max_held_out_uses)
+    return ExposureStatus(
+        name, version, len(held), n, m.exposure.max_held_out_uses, n >= m.exposure.max_held_out_uses
+    )
 
 
 def record_exposure(
@@ -648,12 +672,21 @@ def record_exposure(
         with open(log, "a", encoding="utf-8") as f:
             f.write(canonical_json(entry) + "\n")
     status = exposure_status(root, ref)
-    return ExposureStatus(status.name, status.version, status.held_out, status.uses,
-                          status.max_uses, status.retire, entry)
+    return ExposureStatus(
+        status.name,
+        status.version,
+        status.held_out,
+        status.uses,
+        status.max_uses,
+        status.retire,
+        entry,
+    )
 
 
 # -- the store side -----------------------------------------------------------
-def approved_tasks(store: Any, name: str, *, project: str = "default") -> tuple[list[Task], list[str]]:
+def approved_tasks(
+    store: Any, name: str, *, project: str = "default"
+) -> tuple[list[Task], list[str]]:
     """Tasks approved in review for eval set ``name`` (table ``approved_tasks``) and their policies.
 
     Each body is checked against the SHA-256 its approval recorded, so only
@@ -684,8 +717,10 @@ def approved_tasks(store: Any, name: str, *, project: str = "default") -> tuple[
     return tasks, sorted(policies)
 
 
-def record_release(store: Any, result: ReleaseResult, tasks: Sequence[Task], *, project: str = "default") -> int:
-    """Make the released tasks queryable in the store (``evalset_tasks``, version ``NAME@VERSION``)."""
+def record_release(
+    store: Any, result: ReleaseResult, tasks: Sequence[Task], *, project: str = "default"
+) -> int:
+    """Make the released tasks queryable in the store (``evalset_tasks``, ``NAME@VERSION``)."""
     by_id = {t.task_id: t for t in tasks}
     lines = [(e, by_id[e.task_id]) for e in result.manifest.tasks if e.task_id in by_id]
     if not lines:
@@ -708,6 +743,18 @@ def record_release(store: Any, result: ReleaseResult, tasks: Sequence[Task], *, 
     )
 
 
+def _policy_bodies(store: Any, policy_ids: Sequence[str], project: str) -> dict[str, Any]:
+    """The stored content of the sampling policies (table ``promote_policies``), by id."""
+    if not policy_ids:
+        return {}
+    rows = store.query(
+        "SELECT policy_id, any(body) AS body FROM promote_policies"
+        " WHERE project_id = {p:String} AND policy_id IN {ids:Array(String)} GROUP BY policy_id",
+        {"p": project, "ids": list(policy_ids)},
+    )
+    return {r["policy_id"]: json.loads(r["body"]) for r in rows}
+
+
 def release_from_store(
     store: Any,
     root: str | Path,
@@ -718,10 +765,15 @@ def release_from_store(
     released_by: str = "",
 ) -> ReleaseResult:
     """Release the approved tasks of ``name`` as a new version (see ``release_tasks``)."""
-    tasks, policies = approved_tasks(store, name, project=project)
+    tasks, policy_ids = approved_tasks(store, name, project=project)
     result = release_tasks(
-        root, name, tasks, max_held_out_uses=max_held_out_uses,
-        sampling_policies=policies, released_by=released_by,
+        root,
+        name,
+        tasks,
+        max_held_out_uses=max_held_out_uses,
+        sampling_policies=policy_ids,
+        released_by=released_by,
+        policies=_policy_bodies(store, policy_ids, project),
     )
     if result.created:
         record_release(store, result, read_tasks(result.path), project=project)

@@ -10,9 +10,12 @@ from flywheel._clikit import echo_json
 
 
 def register(cli: click.Group) -> None:
-    """Add ``gate`` and ``grade`` to the ``flywheel`` group."""
+    """Add ``gate``, ``grade`` and the ``evalset`` group to the ``flywheel`` group."""
+    from ._cli_bundle import register_bundle
+
     cli.add_command(gate_cmd)
     cli.add_command(grade_cmd)
+    register_bundle(cli)
 
 
 @click.command("gate")

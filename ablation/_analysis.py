@@ -1,0 +1,82 @@
+"""Analyse a stored harness trial: argument provenance and side effects.
+
+Reads only what the trial left in the store (its trace, its s0/sT
+snapshots), so it works on trials run in another process or over OTLP.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from flywheel import Store
+from ingest import compute_provenance, load_steps, read_provenance
+from side_effects import (
+    SideEffectReport,
+    analyze,
+    agentdojo_profile,
+    observations_from_provenance,
+    scope_from_ground_truth,
+    snapshot_agentdojo_json,
+    store_report,
+)
+from side_effects import ToolCall as SideEffectCall
+
+from ._agentdojo import BENCHMARK_VERSION
+from ._runner import TrialRecord, parse_suite
+
+
+@dataclass
+class TrialAnalysis:
+    """What a trial's trace and state say beyond its utility verdict."""
+
+    trial_id: str
+    trace_id: str
+    provenance_flags: int
+    side_effects: SideEffectReport
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready summary: flags, unauthorized deltas, critical event counts."""
+        gate = self.side_effects.gate
+        return {
+            "trial_id": self.trial_id,
+            "trace_id": self.trace_id,
+            "provenance_flags": self.provenance_flags,
+            "unauthorized_deltas": sum(
+                1 for d in self.side_effects.classification.decisions if d.status == "unauthorized"
+            ),
+            "critical_events": {k: v for k, v in gate.counts.items() if v},
+            "blocking": gate.blocking,
+        }
+
+
+def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default") -> TrialAnalysis:
+    """Provenance of the trial's trace, then its s0 -> sT side effects, both stored."""
+    from agentdojo.task_suite.load_suites import get_suite
+
+    _, suite_name = parse_suite(record.suite)
+    prov = compute_provenance(store, record.trace_id, project=project)
+    steps = [s for s in load_steps(store, record.trace_id, project) if s["kind"] == "tool"]
+    calls = []
+    for s in steps:
+        try:
+            args = json.loads(s["arguments"]) if s["arguments"] else {}
+        except json.JSONDecodeError:
+            args = {}
+        calls.append(SideEffectCall(name=s["tool_name"], args=args if isinstance(args, dict) else {},
+                                    span_id=s["span_id"]))
+    suite = get_suite(BENCHMARK_VERSION, suite_name)
+    env = suite.environment_type.model_validate_json(record.s0)
+    scope = scope_from_ground_truth(suite, suite.user_tasks[record.task_id], env, free=True)
+    report = analyze(
+        snapshot_agentdojo_json(record.s0, suite_name),
+        snapshot_agentdojo_json(record.sT, suite_name),
+        scope=scope,
+        profile=agentdojo_profile(suite_name),
+        calls=calls,
+        observations=observations_from_provenance(read_provenance(store, record.trace_id, project=project), calls),
+        run_id=record.trial_id,
+    )
+    store_report(store, record.trial_id, report, trace_id=record.trace_id, project_id=project)
+    return TrialAnalysis(record.trial_id, record.trace_id, sum(1 for r in prov if r.flags), report)

@@ -1,0 +1,337 @@
+"""``/api/promote``: the review queue, candidate detail, and attributed review events.
+
+Reviewer identity comes from the ``X-Flywheel-Reviewer`` header (required
+for every write: 400 without). Every write carries ``base_version``, the
+review version the reviewer saw; a stale one is 409 and nothing is
+overwritten (see ``promote._review``). Edits go through the same pydantic
+``Task`` model as drafts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, Field
+
+from flywheel import UserError, request_project
+from promote._candidates import get_candidate
+from promote._review import STATUSES, queue, record_event, review_state, reviewer_progress
+
+router = APIRouter(prefix="/api/promote", tags=["promote"])
+
+
+class ApiError(BaseModel):
+    """The one error shape of the REST API: ``{"error": {"type", "message"}}``."""
+
+    error: dict[str, str] = Field(examples=[{"type": "ConflictError", "message": "..."}])
+
+
+_E400: dict[int | str, dict[str, Any]] = {
+    400: {"model": ApiError, "description": "Invalid input (the message names it)."}
+}
+_E404: dict[int | str, dict[str, Any]] = {
+    404: {"model": ApiError, "description": "No such candidate in the project."}
+}
+_E409: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": ApiError,
+        "description": "Stale base_version, or claimed by another reviewer: nothing was written.",
+    }
+}
+_E503: dict[int | str, dict[str, Any]] = {
+    503: {"model": ApiError, "description": "The store did not answer."}
+}
+
+
+class ReviewView(BaseModel):
+    """A candidate's folded review state."""
+
+    version: int
+    status: str
+    claimed_by: str
+    edited: bool
+    approved_sha256: str
+    decided_by: str
+    reason: str
+    events: list[dict[str, Any]] | None = None
+
+
+class QueueRow(BaseModel):
+    """One candidate in the review queue."""
+
+    candidate_id: str
+    trace_id: str
+    evalset: str
+    source: str
+    reasons: list[str]
+    slice: str
+    stage: str
+    cluster_id: str
+    cluster_size: int
+    task_id: str
+    split: str
+    golden: bool
+    review: ReviewView
+
+
+class QueuePage(BaseModel):
+    """A page of the queue."""
+
+    items: list[QueueRow]
+    count: int
+
+
+class CandidateDetail(BaseModel):
+    """What a reviewer reads: the redacted trace, its redaction report, provenance, the task."""
+
+    candidate: dict[str, Any]
+    redacted_steps: list[dict[str, Any]]
+    redaction_report: dict[str, Any]
+    provenance: list[dict[str, Any]]
+    task: dict[str, Any] | None
+    review: ReviewView
+
+
+class BaseRequest(BaseModel):
+    """A write based on the review version the reviewer saw."""
+
+    base_version: int = Field(ge=0, description="The review version the reviewer saw.")
+
+
+class ReasonRequest(BaseRequest):
+    """A write with an optional reason."""
+
+    reason: str = ""
+
+
+class EditRequest(BaseRequest):
+    """A reviewer's full task (validated by the eval-set ``Task`` model)."""
+
+    task: dict[str, Any]
+
+
+class DecisionRequest(BaseRequest):
+    """Approve, reject (reason required) or ask for more information (reason required)."""
+
+    decision: Literal["approve", "reject", "needs-info"]
+    reason: str = ""
+
+
+def _reviewer(header: str | None) -> str:
+    if not header or not header.strip():
+        raise UserError("this write needs the X-Flywheel-Reviewer header naming the reviewer")
+    return header.strip()
+
+
+def _review_view(state: Any, *, events: bool = False) -> ReviewView:
+    return ReviewView(**state.to_dict(with_events=events))
+
+
+@router.get(
+    "/queue",
+    operation_id="list_review_queue",
+    summary="Drafted candidates with their review state; failures first, filterable.",
+    response_model=QueuePage,
+    responses={**_E400, **_E503},
+)
+def list_queue(
+    request: Request,
+    evalset: str | None = Query(None, description="Only candidates feeding this eval set."),
+    status: str | None = Query(None, description=f"One of {', '.join(STATUSES)}."),
+    slice: str | None = Query(None, description="Only this slice."),
+    source: str | None = Query(None, description="failure, success or explicit."),
+    reviewer: str | None = Query(None, description="Claimed or decided by this reviewer."),
+    reason: str | None = Query(None, description="A sampling reason contains this text."),
+    limit: int = Query(100, ge=1, le=1000),
+    offset: int = Query(0, ge=0),
+) -> QueuePage:
+    """The review queue."""
+    items = queue(
+        request.app.state.store,
+        project=request_project(request),
+        evalset=evalset,
+        status=status,
+        slice=slice,
+        source=source,
+        reviewer=reviewer,
+        reason=reason,
+        limit=limit,
+        offset=offset,
+    )
+    rows = [QueueRow(**i.to_dict()) for i in items]
+    return QueuePage(items=rows, count=len(rows))
+
+
+@router.get(
+    "/candidates/{candidate_id}",
+    operation_id="get_candidate",
+    summary="A candidate: redacted trace, redaction report, provenance, task and review events.",
+    response_model=CandidateDetail,
+    responses={**_E404, **_E503},
+)
+def get_candidate_route(request: Request, candidate_id: str) -> CandidateDetail:
+    """Everything a reviewer needs, with no raw value (redacted steps only)."""
+    from ingest import read_provenance
+
+    store = request.app.state.store
+    project = request_project(request)
+    cand = get_candidate(store, candidate_id, project=project)
+    state = review_state(store, cand, project=project)
+    try:
+        prov = read_provenance(store, cand.trace_id, project=project)
+    except UserError:
+        prov = []
+    return CandidateDetail(
+        candidate=cand.summary(),
+        redacted_steps=[
+            {k: v for k, v in s.__dict__.items() if v not in (None, {}, "")} for s in cand.steps()
+        ],
+        redaction_report=cand.report(),
+        provenance=prov,
+        task=state.task,
+        review=_review_view(state, events=True),
+    )
+
+
+def _write(
+    request: Request, candidate_id: str, kind: str, reviewer: str, base: int, **kw: Any
+) -> ReviewView:
+    state = record_event(
+        request.app.state.store,
+        candidate_id,
+        kind,
+        reviewer,
+        base,
+        project=request_project(request),
+        **kw,
+    )
+    return _review_view(state, events=False)
+
+
+_WRITE_ERRORS: dict[int | str, dict[str, Any]] = {**_E400, **_E404, **_E409, **_E503}
+
+
+@router.post(
+    "/candidates/{candidate_id}/claim",
+    operation_id="claim_candidate",
+    summary="Claim a candidate for review (409: held by someone else, or a stale version).",
+    response_model=ReviewView,
+    responses=_WRITE_ERRORS,
+)
+async def claim(
+    request: Request,
+    candidate_id: str,
+    body: BaseRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> ReviewView:
+    """Append a claim event."""
+    who = _reviewer(x_flywheel_reviewer)
+    return await run_in_threadpool(_write, request, candidate_id, "claim", who, body.base_version)
+
+
+@router.post(
+    "/candidates/{candidate_id}/unclaim",
+    operation_id="unclaim_candidate",
+    summary="Give a claimed candidate back to the queue.",
+    response_model=ReviewView,
+    responses=_WRITE_ERRORS,
+)
+async def unclaim(
+    request: Request,
+    candidate_id: str,
+    body: ReasonRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> ReviewView:
+    """Append an unclaim event."""
+    who = _reviewer(x_flywheel_reviewer)
+    return await run_in_threadpool(
+        _write, request, candidate_id, "unclaim", who, body.base_version, reason=body.reason
+    )
+
+
+@router.post(
+    "/candidates/{candidate_id}/reopen",
+    operation_id="reopen_candidate",
+    summary="Reopen a decided candidate (an approval is withdrawn from the next release).",
+    response_model=ReviewView,
+    responses=_WRITE_ERRORS,
+)
+async def reopen(
+    request: Request,
+    candidate_id: str,
+    body: ReasonRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> ReviewView:
+    """Append a reopen event."""
+    who = _reviewer(x_flywheel_reviewer)
+    return await run_in_threadpool(
+        _write, request, candidate_id, "reopen", who, body.base_version, reason=body.reason
+    )
+
+
+@router.put(
+    "/candidates/{candidate_id}/task",
+    operation_id="edit_candidate_task",
+    summary="Replace the drafted task (validated by the Task model; graders must build).",
+    response_model=ReviewView,
+    responses=_WRITE_ERRORS,
+)
+async def edit(
+    request: Request,
+    candidate_id: str,
+    body: EditRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> ReviewView:
+    """Append an edit event holding the whole new task."""
+    who = _reviewer(x_flywheel_reviewer)
+    return await run_in_threadpool(
+        _write, request, candidate_id, "edit", who, body.base_version, task=body.task
+    )
+
+
+@router.post(
+    "/candidates/{candidate_id}/decision",
+    operation_id="decide_candidate",
+    summary="Approve, reject (with reason) or mark needs-info (with reason).",
+    response_model=ReviewView,
+    responses=_WRITE_ERRORS,
+)
+async def decide(
+    request: Request,
+    candidate_id: str,
+    body: DecisionRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> ReviewView:
+    """Append a decision event; approve records the exact task content by SHA-256."""
+    who = _reviewer(x_flywheel_reviewer)
+    return await run_in_threadpool(
+        _write, request, candidate_id, body.decision, who, body.base_version, reason=body.reason
+    )
+
+
+class ReviewerProgress(BaseModel):
+    """One reviewer's work."""
+
+    reviewer: str
+    events: dict[str, int]
+    decisions: int
+    approved: int
+    rejected: int
+    needs_info: int
+    claimed_now: int
+    last_event_at: int
+
+
+@router.get(
+    "/reviewers",
+    operation_id="list_reviewer_progress",
+    summary="Per reviewer: events by kind, decisions, candidates held now.",
+    response_model=list[ReviewerProgress],
+    responses=_E503,
+)
+def reviewers(request: Request) -> list[ReviewerProgress]:
+    """Per-reviewer progress."""
+    rows = reviewer_progress(request.app.state.store, project=request_project(request))
+    return [ReviewerProgress(**r) for r in rows]
