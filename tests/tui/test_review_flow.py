@@ -1,0 +1,83 @@
+"""A full review through the app, against the real API over HTTP: claim, inspect, edit, decide."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Select, Static, TextArea
+
+from flywheel import Store
+from promote import read_events
+from tui import make_app
+from tui.screens.editor import EditorScreen
+from tui.screens.queue import QueueScreen
+from tui.screens.trace import TraceScreen
+from tui.widgets import StepTree
+
+from ._fixture import settle
+
+pytestmark = pytest.mark.anyio
+
+
+def text(pilot: Pilot, selector: str) -> str:
+    return str(pilot.app.screen.query_one(selector, Static).render())
+
+
+async def test_claim_inspect_edit_approve_then_reject(
+    drafted: tuple[Store, list[str]], api: str
+) -> None:
+    store, ids = drafted
+    app = make_app(api, reviewer="alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert app.screen.query_one(DataTable).row_count == 3
+        # Claim next: the failure comes first.
+        await pilot.press("n")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TraceScreen)
+        first = screen.candidate_id
+        assert "claimed by alice" in text(pilot, "#head")
+        tree = screen.query_one(StepTree)
+        labels = [str(n.label) for n in tree.root.children]
+        assert any(lb.startswith("AGENT") and "x ERR" in lb for lb in labels)
+        tools = [str(c.label) for n in tree.root.children for c in n.children]
+        assert any("TOOL  lookup_order" in t for t in tools)
+        detail = text(pilot, "#step")
+        assert "[user exact .95]" in detail and "<EMAIL_1>" in detail
+        assert "@example.com" not in detail  # redacted text only
+        # Edit: golden on, an expected final state.
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, EditorScreen)
+        app.screen.query_one("#golden", Select).value = True
+        app.screen.query_one("#expected_state", TextArea).text = json.dumps({"refund": "issued"})
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, TraceScreen)
+        await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        # Next one: reject with a reason.
+        await pilot.press("n")
+        await settle(pilot)
+        second = app.screen.candidate_id
+        assert second != first
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press(*"not a real failure")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert "me 2 (+1 -1 ?0)" in text(pilot, "#progress")
+    events = read_events(store, candidate_ids=[first, second])
+    assert [(e.kind, e.reviewer, e.base_version) for e in events[first]] == [
+        ("claim", "alice", 0), ("edit", "alice", 1), ("approve", "alice", 2)]
+    edited = json.loads(events[first][1].body)
+    assert edited["golden"] is True and edited["expected_state"] == {"refund": "issued"}
+    assert events[first][2].task_sha256
+    assert [(e.kind, e.reason) for e in events[second]] == [
+        ("claim", ""), ("reject", "not a real failure")]

@@ -1,0 +1,54 @@
+"""The reviewer app: a client of the review API, one screen per job.
+
+The app holds the API client and the reviewer's name; screens do their I/O
+in ``@work(exclusive=True)`` workers so the terminal never blocks on the
+network. ``?`` opens the help screen everywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual.app import App
+from textual.binding import Binding
+
+from tui._client import ReviewClient
+from tui.screens.help import HelpScreen
+from tui.screens.queue import QueueScreen
+
+
+class ReviewApp(App[None]):
+    """``flywheel review``: work the promotion queue from a terminal."""
+
+    TITLE = "flywheel review"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help", show=False),
+        Binding("ctrl+q", "quit", "Quit", show=False),
+    ]
+
+    def __init__(self, client: ReviewClient, *, clock: Callable[[], int] = time.time_ns) -> None:
+        super().__init__()
+        self.client = client
+        self.clock = clock
+
+    @property
+    def reviewer(self) -> str:
+        """Who acts: attributed on every review event."""
+        return self.client.reviewer
+
+    def on_mount(self) -> None:
+        """Open on the queue."""
+        self.sub_title = f"{self.reviewer} @ {self.client.url}"
+        self.push_screen(QueueScreen())
+
+    async def on_unmount(self) -> None:
+        """Close the HTTP client."""
+        await self.client.aclose()
+
+    def action_help(self) -> None:
+        """Show the keys (once)."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())

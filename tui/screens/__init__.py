@@ -1,0 +1,1 @@
+"""Screens: queue, trace (a candidate), redaction, editor, reason prompt, help."""

@@ -1,0 +1,53 @@
+"""Every key of every screen, in one place (``?``)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP = """\
+QUEUE                              CANDIDATE (trace view)
+ n      claim the next free one     a    approve the task as shown
+ Enter  open; claims a free one     x    reject (asks a reason)
+ t s    status / source filter      i    needs-info (asks a reason)
+ /      slice, reason, task text    s    skip: back to the queue
+ o      sort queue/age/cluster      e    task editor
+ m      only mine   l  reload       r    redaction view
+                                    c    claim (when read-only)
+TASK EDITOR                         Esc  back
+ Tab     next field                REDACTION
+ Ctrl+S  validate and save          Enter   add the rule typed:
+ Esc     back, unsaved edits lost     key:card_holder=NAME
+                                      deny:NAME=Lee Smith
+                                    Ctrl+R  re-run with the rules
+MARKERS (colour only repeats them)
+ ! [untrusted ...]  argument value from an untrusted source
+ x ERR  step in error        mine / @bob  who holds the claim
+ CONFLICT:  someone acted first; reloaded, nothing overwritten
+ flags  P provenance S side effect F feedback G golden E edited
+           ? or F1 opens this help (F1 also in a text field); Esc closes
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys, readable at 80x24."""
+
+    CSS_PATH = "help.tcss"
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("question_mark", "close", "Close", show=False),
+        Binding("q", "close", "Close", show=False),
+        Binding("f1", "close", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """Lay out the screen."""
+        with VerticalScroll(id="help"):
+            yield Static(HELP, markup=False)
+
+    def action_close(self) -> None:
+        """Back to where ``?`` was pressed."""
+        self.dismiss(None)
