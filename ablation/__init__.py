@@ -10,6 +10,19 @@ from ._agentdojo import (
     task_ids,
 )
 from ._agents import AgentSpec, agent_names, build_agent, parse_agent, register_agent
+from ._attribution import (
+    CATEGORIES,
+    Attribution,
+    JudgeAttributor,
+    attribute_steps,
+    attribute_trace,
+    import_whowhen,
+    judge_agreement,
+    read_attribution,
+    save_attributions,
+    score_faults,
+)
+from ._analysis import TrialAnalysis, analyse_trial
 from ._budget import Budget, BudgetExhausted, BudgetMeter
 from ._context import AgentContext, Fault, Usage
 from ._env import (
@@ -43,6 +56,18 @@ from ._subprocess import SubprocessAgent
 from ._trials_store import load_snapshot, load_trials, save_trials, spec_from_row
 
 __all__ = [
+    "CATEGORIES",
+    "Attribution",
+    "JudgeAttributor",
+    "TrialAnalysis",
+    "analyse_trial",
+    "attribute_steps",
+    "attribute_trace",
+    "import_whowhen",
+    "judge_agreement",
+    "read_attribution",
+    "save_attributions",
+    "score_faults",
     "BENCHMARK_VERSION",
     "DEFAULT_RATES",
     "HAZARDS",

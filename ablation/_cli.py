@@ -239,5 +239,8 @@ def demo_cmd(obj: CliContext, port: int | None, runs: int, seed: int, exit_after
 
 def register(cli: click.Group) -> None:
     """Add the harness commands to the ``flywheel`` CLI."""
+    from ._cli_attribution import register_attribution
+
     cli.add_command(run_cmd)
     cli.add_command(demo_cmd)
+    register_attribution(cli)

@@ -149,18 +149,21 @@ def _plain(col: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def arrow_to_rows(table: pa.Table) -> list[dict[str, Any]]:
-    """Rows as plain Python dicts (see the module docstring for the types)."""
-    cols = {name: _plain(table.column(name)) for name in table.column_names}
-    map_cols = [
-        n for n, c in cols.items()
-        if pa.types.is_map(c.type) or (pa.types.is_list(c.type) and pa.types.is_map(c.type.value_type))
-    ]
-    rows = pa.table(cols).to_pylist() if cols else []
-    for row in rows:
-        for n in map_cols:
-            v = row[n]
-            if pa.types.is_map(cols[n].type):
-                row[n] = dict(v) if v is not None else {}
-            else:
-                row[n] = [dict(x) for x in v] if v is not None else []
-    return rows
+    """Rows as plain Python dicts (see the module docstring for the types).
+
+    Converted column by column (several times faster than row by row for
+    map-heavy rows), then zipped into dicts.
+    """
+    names = table.column_names
+    if not names:
+        return []
+    columns = []
+    for name in names:
+        col = _plain(table.column(name))
+        values = col.to_pylist()
+        if pa.types.is_map(col.type):
+            values = [dict(v) if v is not None else {} for v in values]
+        elif pa.types.is_list(col.type) and pa.types.is_map(col.type.value_type):
+            values = [[dict(x) for x in v] if v is not None else [] for v in values]
+        columns.append(values)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]

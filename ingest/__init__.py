@@ -2,6 +2,7 @@
 
 from ._files import ImportResult, import_otlp_json
 from ._fingerprint import normalise
+from ._models import SpanEvent, SpanLink, SpanNode, Step, TraceDetail, TraceList, TraceSummary
 from ._otlp import DecodedBatch, decode_request, parse_request
 from ._provenance import (
     SOURCE_KINDS,
@@ -11,10 +12,21 @@ from ._provenance import (
     infer_provenance,
 )
 from ._provenance_store import compute_provenance, load_steps, read_provenance
+from ._read import get_trace, list_traces, parse_time
 from ._wal import WriteAheadLog
 from ._writer import SpanWriter
 
 __all__ = [
+    "SpanEvent",
+    "SpanLink",
+    "SpanNode",
+    "Step",
+    "TraceDetail",
+    "TraceList",
+    "TraceSummary",
+    "get_trace",
+    "list_traces",
+    "parse_time",
     "SOURCE_KINDS",
     "ArgumentProvenance",
     "DecodedBatch",

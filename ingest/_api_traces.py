@@ -9,26 +9,25 @@ time as a response model would double the cost).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
-from flywheel import Settings, Store
+from flywheel import Store, request_project
 
 from ._models import ApiError, TraceDetail, TraceList
 from ._read import MAX_LIMIT, encode_cursor, get_trace, list_traces, parse_time
 
 router = APIRouter(prefix="/api/traces", tags=["traces"])
 
-_ERRORS: dict[int | str, dict] = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ApiError, "description": "A filter value is invalid (the message names it)."},
     503: {"model": ApiError, "description": "The store did not answer."},
 }
 
 
 def _ctx(request: Request) -> tuple[Store, str]:
-    settings: Settings = request.app.state.settings
-    return request.app.state.store, settings.project
+    return request.app.state.store, request_project(request)
 
 
 @router.get(
@@ -41,17 +40,29 @@ def _ctx(request: Request) -> tuple[Store, str]:
 def list_traces_route(
     request: Request,
     service: Annotated[str | None, Query(description="Service name of the root span.")] = None,
-    since: Annotated[str | None, Query(
-        description="Traces that started at or after: ISO 8601, a duration ago (15m, 2h, 7d) "
-                    "or epoch seconds/ms/ns.")] = None,
-    until: Annotated[str | None, Query(description="Traces that started before (same forms).")] = None,
-    status: Annotated[Literal["ok", "error"] | None, Query(
-        description="'error': the root span ended in error; 'ok': it did not.")] = None,
+    since: Annotated[
+        str | None,
+        Query(
+            description="Traces that started at or after: ISO 8601, a duration ago (15m, 2h, 7d) "
+            "or epoch seconds/ms/ns."
+        ),
+    ] = None,
+    until: Annotated[
+        str | None, Query(description="Traces that started before (same forms).")
+    ] = None,
+    status: Annotated[
+        Literal["ok", "error"] | None,
+        Query(description="'error': the root span ended in error; 'ok': it did not."),
+    ] = None,
     has_error: Annotated[bool | None, Query(description="Any span of the trace in error.")] = None,
     tool: Annotated[str | None, Query(description="The trace called this tool.")] = None,
-    text: Annotated[str | None, Query(
-        max_length=1000,
-        description="Case-insensitive text in a step's input, output, arguments or result.")] = None,
+    text: Annotated[
+        str | None,
+        Query(
+            max_length=1000,
+            description="Case-insensitive text in a step's input, output, arguments or result.",
+        ),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")] = 50,
     offset: Annotated[int, Query(ge=0, description="Rows to skip.")] = 0,
     cursor: Annotated[str | None, Query(description="next_cursor of the previous page.")] = None,
@@ -59,9 +70,18 @@ def list_traces_route(
     """A page of trace summaries; follow ``next_cursor`` for the next page."""
     store, project = _ctx(request)
     traces = list_traces(
-        store, project=project, service=service or None, since_ns=parse_time(since),
-        until_ns=parse_time(until), status=status, has_error=has_error, tool=tool or None,
-        text=text or None, limit=limit, offset=offset, cursor=cursor or None,
+        store,
+        project=project,
+        service=service or None,
+        since_ns=parse_time(since),
+        until_ns=parse_time(until),
+        status=status,
+        has_error=has_error,
+        tool=tool or None,
+        text=text or None,
+        limit=limit,
+        offset=offset,
+        cursor=cursor or None,
     )
     nxt = encode_cursor(traces[-1]) if len(traces) == limit else None
     return TraceList(traces=traces, next_cursor=nxt)
@@ -77,8 +97,9 @@ def list_traces_route(
 def get_trace_route(
     request: Request,
     trace_id: str,
-    attributes: Annotated[bool, Query(
-        description="Include raw span and resource attributes, events and links.")] = True,
+    attributes: Annotated[
+        bool, Query(description="Include raw span and resource attributes, events and links.")
+    ] = True,
 ) -> Response:
     """The span tree; spans are depth-first with ``depth`` and ``children``."""
     store, project = _ctx(request)

@@ -20,8 +20,14 @@ from ._models import SpanNode, TraceDetail, TraceSummary
 from ._read import MAX_LIMIT, encode_cursor, get_trace, list_traces, parse_time
 
 _KIND_STYLE = {
-    "llm": "cyan", "tool": "magenta", "agent": "bold blue", "retrieval": "green",
-    "memory_read": "yellow", "memory_write": "yellow", "guardrail": "red", "other": "dim",
+    "llm": "cyan",
+    "tool": "magenta",
+    "agent": "bold blue",
+    "retrieval": "green",
+    "memory_read": "yellow",
+    "memory_write": "yellow",
+    "guardrail": "red",
+    "other": "dim",
 }
 
 
@@ -37,6 +43,14 @@ def _ms(ms: float) -> str:
     return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
 
 
+def _console() -> Console:
+    """Stdout console; piped output gets wide rows instead of 80 columns."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)
+    return console
+
+
 @click.group("traces")
 def traces_group() -> None:
     """List and open stored traces."""
@@ -44,35 +58,59 @@ def traces_group() -> None:
 
 @traces_group.command("list")
 @click.option("--service", help="Service name of the root span.")
-@click.option("--since", help="Started at or after: ISO 8601, a duration ago (15m, 2h, 7d), epoch s.")
+@click.option(
+    "--since", help="Started at or after: ISO 8601, a duration ago (15m, 2h, 7d), epoch s."
+)
 @click.option("--until", help="Started before (same forms as --since).")
 @click.option("--status", type=click.Choice(["ok", "error"]), help="Root span status.")
-@click.option("--has-error/--no-error", "has_error", default=None,
-              help="Some span errored / no span errored.")
+@click.option(
+    "--has-error/--no-error", "has_error", default=None, help="Some span errored / no span errored."
+)
 @click.option("--tool", help="The trace called this tool.")
-@click.option("--text", help="Case-insensitive text in a step's input, output, arguments or result.")
-@click.option("--limit", type=click.IntRange(1, MAX_LIMIT), default=50, show_default=True,
-              help="Page size.")
+@click.option(
+    "--text", help="Case-insensitive text in a step's input, output, arguments or result."
+)
+@click.option(
+    "--limit", type=click.IntRange(1, MAX_LIMIT), default=50, show_default=True, help="Page size."
+)
 @click.option("--offset", type=click.IntRange(0), default=0, help="Rows to skip.")
 @click.option("--cursor", help="next_cursor printed by the previous page.")
 @click.option("--json", "as_json", is_flag=True, help="Print {traces, next_cursor} as JSON.")
 @pass_cli
 def list_cmd(
-    obj: CliContext, service: str | None, since: str | None, until: str | None,
-    status: str | None, has_error: bool | None, tool: str | None, text: str | None,
-    limit: int, offset: int, cursor: str | None, as_json: bool,
+    obj: CliContext,
+    service: str | None,
+    since: str | None,
+    until: str | None,
+    status: str | None,
+    has_error: bool | None,
+    tool: str | None,
+    text: str | None,
+    limit: int,
+    offset: int,
+    cursor: str | None,
+    as_json: bool,
 ) -> None:
     """Traces, newest first, filtered by service, time, status, errors, tool or text."""
     traces = list_traces(
-        obj.store(), project=obj.settings.project, service=service,
-        since_ns=parse_time(since), until_ns=parse_time(until), status=status,
-        has_error=has_error, tool=tool, text=text, limit=limit, offset=offset, cursor=cursor,
+        obj.store(),
+        project=obj.settings.project,
+        service=service,
+        since_ns=parse_time(since),
+        until_ns=parse_time(until),
+        status=status,
+        has_error=has_error,
+        tool=tool,
+        text=text,
+        limit=limit,
+        offset=offset,
+        cursor=cursor,
     )
     nxt = encode_cursor(traces[-1]) if len(traces) == limit else None
     if as_json:
         echo_json({"traces": traces, "next_cursor": nxt})
         return
-    console = Console()
+    console = _console()
     if not traces:
         console.print("no traces match", style="dim")
         return
@@ -95,9 +133,15 @@ def _table(traces: list[TraceSummary]) -> Table:
     table.add_column("status", no_wrap=True)
     for t in traces:
         table.add_row(
-            t.trace_id, _when(t.start_ns), escape(t.service_name), escape(t.root_name),
-            str(t.span_count), f"[red]{t.error_count}[/]" if t.error_count else "0",
-            escape(", ".join(t.tool_names)), str(t.total_tokens), _ms(t.duration_ms),
+            t.trace_id,
+            _when(t.start_ns),
+            escape(t.service_name),
+            escape(t.root_name),
+            str(t.span_count),
+            f"[red]{t.error_count}[/]" if t.error_count else "0",
+            escape(", ".join(t.tool_names)),
+            str(t.total_tokens),
+            _ms(t.duration_ms),
             "[red]error[/]" if t.status == "error" else "ok",
         )
     return table
@@ -105,8 +149,11 @@ def _table(traces: list[TraceSummary]) -> Table:
 
 @traces_group.command("show")
 @click.argument("trace_id")
-@click.option("--attributes/--no-attributes", default=None,
-              help="Raw span attributes: printed on request; in --json unless --no-attributes.")
+@click.option(
+    "--attributes/--no-attributes",
+    default=None,
+    help="Raw span attributes: printed on request; in --json unless --no-attributes.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole trace as JSON.")
 @pass_cli
 def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, as_json: bool) -> None:
@@ -116,21 +163,26 @@ def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, as_json: b
     if as_json:
         click.echo(detail.model_dump_json(indent=2))
         return
-    console = Console(highlight=False)
+    console = _console()
     _print_header(console, detail)
+    lines: list[str] = []
     for node in detail.spans:
-        console.print(_line(node), soft_wrap=True)
+        lines.append(_line(node))
         if attributes:
             pad = "  " * (node.depth + 2)
             for k, v in sorted(node.attributes.items()):
-                console.print(f"{pad}[dim]{escape(k)}[/] = {escape(_clip(v, 200))}", soft_wrap=True)
+                lines.append(f"{pad}[dim]{escape(k)}[/] = {escape(_clip(v, 200))}")
+    for i in range(0, len(lines), 1000):  # one print per chunk: rich's per-call cost adds up
+        console.print("\n".join(lines[i : i + 1000]), soft_wrap=True)
 
 
 def _print_header(console: Console, d: TraceDetail) -> None:
     s = d.summary
     status = "[red]error[/]" if s.status == "error" else "ok"
-    console.print(f"[bold]trace {d.trace_id}[/]  {escape(s.service_name)}  {escape(s.root_name)}",
-                  soft_wrap=True)
+    console.print(
+        f"[bold]trace {d.trace_id}[/]  {escape(s.service_name)}  {escape(s.root_name)}",
+        soft_wrap=True,
+    )
     console.print(
         f"started {_when(s.start_ns)} UTC  duration {_ms(s.duration_ms)}  spans {s.span_count}  "
         f"errors {s.error_count}  tool calls {s.tool_calls}  tokens {s.total_tokens}  "
@@ -147,7 +199,7 @@ def _clip(text: str, n: int) -> str:
 def _line(node: SpanNode) -> str:
     st = node.step
     style = _KIND_STYLE.get(st.kind, "")
-    parts = [f"{'  ' * node.depth}{st.order:>3}. [{style}]{st.kind}[/]"]
+    parts = [f"{st.order:>4}  {'  ' * node.depth}[{style}]{st.kind}[/]"]
     parts.append(escape(st.tool_name) if st.tool_name else escape(node.name))
     if st.kind == "tool" and st.arguments not in (None, "", {}):
         parts.append(f"[dim]{escape(_clip(_compact(st.arguments), 60))}[/]")
@@ -157,7 +209,7 @@ def _line(node: SpanNode) -> str:
     if st.status == "error":
         parts.append(f"[red]error[/]{': ' + escape(_clip(st.error, 80)) if st.error else ''}")
     else:
-        parts.append(st.status)
+        parts.append(f"[dim]{st.status}[/]")
     return "  ".join(parts)
 
 

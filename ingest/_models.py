@@ -14,7 +14,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 #: The step kinds the normaliser assigns (``agent_steps.kind``).
-STEP_KINDS = ("llm", "tool", "agent", "retrieval", "memory_read", "memory_write", "guardrail", "other")
+STEP_KINDS = (
+    "llm",
+    "tool",
+    "agent",
+    "retrieval",
+    "memory_read",
+    "memory_write",
+    "guardrail",
+    "other",
+)
 
 
 def _iso(ns: int) -> str:
@@ -30,21 +39,25 @@ class TraceSummary(BaseModel):
     project: str = Field(description="Project the trace was ingested into.")
     service_name: str = Field(description="Service of the root span ('' until it arrives).")
     root_name: str = Field(description="Name of the root span ('' until it arrives).")
-    session_id: str = Field("", description="Session / conversation id, if any span carries one.")
+    session_id: str = Field(
+        default="", description="Session / conversation id, if any span carries one."
+    )
     status: Literal["ok", "error"] = Field(
         description="'error' when the root span ended in error, else 'ok'."
     )
-    outcome: str = Field("", description="Graded outcome, once a grader has set one.")
+    outcome: str = Field(default="", description="Graded outcome, once a grader has set one.")
     start_ns: int = Field(description="Start of the earliest span, ns since the epoch (UTC).")
     end_ns: int = Field(description="End of the latest span, ns since the epoch (UTC).")
     span_count: int = Field(description="Spans stored for the trace.")
     error_count: int = Field(description="Spans whose status is error.")
     tool_calls: int = Field(description="Tool steps.")
-    tool_names: list[str] = Field(default_factory=list, description="Distinct tools called, sorted.")
+    tool_names: list[str] = Field(
+        default_factory=list, description="Distinct tools called, sorted."
+    )
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
-    cost: float = Field(0.0, description="Sum of the cost attributes of the spans.")
+    cost: float = Field(default=0.0, description="Sum of the cost attributes of the spans.")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -70,7 +83,7 @@ class TraceList(BaseModel):
 
     traces: list[TraceSummary]
     next_cursor: str | None = Field(
-        None, description="Pass as ?cursor= for the next page; null on the last page."
+        default=None, description="Pass as ?cursor= for the next page; null on the last page."
     )
 
 
@@ -81,10 +94,18 @@ class Step(BaseModel):
     kind: str = Field(description="llm, tool, agent, retrieval, memory_*, guardrail, other.")
     tool_name: str = ""
     tool_call_id: str = ""
-    arguments: Any = Field(None, description="Tool arguments: parsed JSON when valid, else the text.")
-    result: Any = Field(None, description="Tool result: parsed JSON when valid, else the text.")
-    input: Any = Field(None, description="Model/agent input: parsed JSON when valid, else the text.")
-    output: Any = Field(None, description="Model/agent output: parsed JSON when valid, else the text.")
+    arguments: Any = Field(
+        default=None, description="Tool arguments (stored as JSON text): parsed, else the text."
+    )
+    result: Any = Field(
+        default=None, description="Tool result (stored as JSON text): parsed, else the text."
+    )
+    input: Any = Field(
+        default=None, description="Model/agent input: parsed when a JSON object/array, else text."
+    )
+    output: Any = Field(
+        default=None, description="Model/agent output: parsed when a JSON object/array, else text."
+    )
     model: str = ""
     agent_name: str = ""
     input_tokens: int = 0
@@ -93,7 +114,7 @@ class Step(BaseModel):
     cost: float = 0.0
     start_ns: int = 0
     duration_ns: int = 0
-    status: str = Field("unset", description="ok, error or unset (the OTel span status).")
+    status: str = Field(default="unset", description="ok, error or unset (the OTel span status).")
     error: str = ""
 
     @computed_field  # type: ignore[prop-decorator]
@@ -123,12 +144,16 @@ class SpanNode(BaseModel):
     """One span of a trace: its place in the tree, its step, and its raw data."""
 
     span_id: str
-    parent_span_id: str = Field("", description="'' for a root; kept when the parent is missing.")
+    parent_span_id: str = Field(
+        default="", description="'' for a root; kept when the parent is missing."
+    )
     depth: int = Field(description="0 for roots (and spans whose parent was never stored).")
     children: list[str] = Field(default_factory=list, description="Child span ids by start time.")
     name: str
     service_name: str = ""
-    span_kind: str = Field("", description="OTel span kind (Internal, Client, Server, ...).")
+    span_kind: str = Field(
+        default="", description="OTel span kind (Internal, Client, Server, ...)."
+    )
     scope_name: str = ""
     status_message: str = ""
     step: Step

@@ -16,8 +16,8 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import json
 import gc
+import json
 import re
 import threading
 import time
@@ -37,8 +37,12 @@ MAX_LIMIT = 1000
 _STATUSES = ("ok", "error")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
 _UNITS_NS = {
-    "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000,
-    "d": 86_400_000_000_000, "w": 604_800_000_000_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+    "d": 86_400_000_000_000,
+    "w": 604_800_000_000_000,
 }
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 
@@ -166,6 +170,8 @@ def list_traces(
         raise UserError(f"limit {limit} is out of range; use 1..{MAX_LIMIT}")
     if offset < 0:
         raise UserError(f"offset {offset} is negative; use 0 or more")
+    if since_ns is not None and until_ns is not None and since_ns >= until_ns:
+        raise UserError("the time range is empty: since must be before until")
     if status is not None and status not in _STATUSES:
         raise UserError(f"unknown status {status!r}; use 'ok' or 'error'")
     params: dict[str, Any] = {"project": project, "limit": limit, "offset": offset}
@@ -196,7 +202,8 @@ def list_traces(
         params["tool"] = tool
     if text:
         where.append(
-            "trace_id IN (SELECT trace_id FROM agent_steps WHERE project_id = {project:String} AND ("
+            "trace_id IN (SELECT trace_id FROM agent_steps"
+            " WHERE project_id = {project:String} AND ("
             "positionCaseInsensitiveUTF8(input, {text:String}) > 0"
             " OR positionCaseInsensitiveUTF8(output, {text:String}) > 0"
             " OR positionCaseInsensitiveUTF8(arguments, {text:String}) > 0"
@@ -205,7 +212,9 @@ def list_traces(
         params["text"] = text
     if cursor:
         c_start, c_tid = decode_cursor(cursor)
-        having.append("(t0 < {c_start:Int64} OR (t0 = {c_start:Int64} AND trace_id < {c_tid:String}))")
+        having.append(
+            "(t0 < {c_start:Int64} OR (t0 = {c_start:Int64} AND trace_id < {c_tid:String}))"
+        )
         params.update(c_start=c_start, c_tid=c_tid)
     sql = _LIST_SQL.format(
         where=" AND ".join(where), having=("HAVING " + " AND ".join(having)) if having else ""
@@ -333,17 +342,21 @@ def _get_trace(store: Store, tid: str, project: str, attributes: bool) -> TraceD
     for r in _rows(store, _STEPS_SQL, params):
         old = spans.get(r["span_id"])
         if old is None or (old.step and old.step["ingested"] < r["ingested"]):
-            spans[r["span_id"]] = _Span(r["span_id"], r["parent_span_id"], int(r["start_ns"]), step=r)
-    if spans:
-        lo = min(s.start_ns for s in spans.values())
-        hi = max(s.start_ns for s in spans.values())
-    else:
-        bounds = _lookup_range(store, tid)
-        if bounds is None:
-            raise NotFoundError(
-                f"no trace {tid} in project {project!r}; list traces with `flywheel traces list`"
+            spans[r["span_id"]] = _Span(
+                r["span_id"], r["parent_span_id"], int(r["start_ns"]), step=r
             )
-        lo, hi = bounds
+    # The time range bounds the span-table read: the collector's trace-id
+    # lookup (seconds) widened by the steps' exact range (spans of an adopted
+    # table that predate the normalising view have no step).
+    ranges = [r for r in (_lookup_range(store, tid),) if r is not None]
+    if spans:
+        starts = [s.start_ns for s in spans.values()]
+        ranges.append((min(starts), max(starts)))
+    if not ranges:
+        raise NotFoundError(
+            f"no trace {tid} in project {project!r}; list traces with `flywheel traces list`"
+        )
+    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
     if attributes or not spans:
         sql = _SPANS_SQL.format(table=store.otel_table)
         for r in _rows(store, sql, {**params, "lo": lo, "hi": hi}):
@@ -382,6 +395,8 @@ def _rows(store: Store, sql: str, params: dict[str, Any]) -> list[dict[str, Any]
     cols: dict[str, list[Any]] = {}
     for name in table.column_names:
         col = table.column(name)
+        if pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
+            col = col.cast(pa.string())
         values = col.to_pylist()
         if pa.types.is_map(col.type):
             values = [dict(v) if v else {} for v in values]
@@ -425,7 +440,9 @@ def _assemble(spans: dict[str, _Span]) -> list[SpanNode]:
             if sid in seen:
                 continue
             seen.add(sid)
-            kids = children.get(sid, [])
+            # a span has one parent, so an unseen child is laid out right
+            # under it; a seen one is the back edge of a parent cycle
+            kids = [k for k in children.get(sid, ()) if k not in seen]
             out.append(_node(spans[sid], order[sid], depth, kids))
             stack.extend((k, depth + 1) for k in reversed(kids))
 
@@ -461,43 +478,72 @@ def _maybe_json(text: str) -> Any:
 
 
 def _node(s: _Span, order: int, depth: int, kids: list[str]) -> SpanNode:
+    """The span's node (validated: pydantic-core beats model_construct here)."""
     st, raw = s.step, s.raw
     if st is not None:
         step = Step(
-            order=order, kind=st["kind"], tool_name=st["tool_name"],
-            tool_call_id=st["tool_call_id"], arguments=_json_value(st["arguments"]),
-            result=_json_value(st["result"]), input=_maybe_json(st["input"]),
-            output=_maybe_json(st["output"]), model=st["model"], agent_name=st["agent_name"],
-            input_tokens=st["input_tokens"], output_tokens=st["output_tokens"],
-            total_tokens=st["total_tokens"], cost=st["cost"], start_ns=s.start_ns,
-            duration_ns=st["duration_ns"], status=st["status"], error=st["error"],
+            order=order,
+            kind=st["kind"],
+            tool_name=st["tool_name"],
+            tool_call_id=st["tool_call_id"],
+            arguments=_json_value(st["arguments"]),
+            result=_json_value(st["result"]),
+            input=_maybe_json(st["input"]),
+            output=_maybe_json(st["output"]),
+            model=st["model"],
+            agent_name=st["agent_name"],
+            input_tokens=st["input_tokens"],
+            output_tokens=st["output_tokens"],
+            total_tokens=st["total_tokens"],
+            cost=st["cost"],
+            start_ns=s.start_ns,
+            duration_ns=st["duration_ns"],
+            status=st["status"],
+            error=st["error"],
         )
     else:  # a span stored before the normalising view existed
         code = (raw or {}).get("StatusCode", "")
-        status = "error" if "rror" in code else "ok" if code in ("Ok", "STATUS_CODE_OK") else "unset"
+        status = (
+            "error" if "rror" in code else "ok" if code in ("Ok", "STATUS_CODE_OK") else "unset"
+        )
         step = Step(
-            order=order, kind="other", start_ns=s.start_ns,
-            duration_ns=(raw or {}).get("Duration", 0), status=status,
+            order=order,
+            kind="other",
+            start_ns=s.start_ns,
+            duration_ns=(raw or {}).get("Duration", 0),
+            status=status,
             error=(raw or {}).get("StatusMessage", "") if status == "error" else "",
         )
     node: dict[str, Any] = {
-        "span_id": s.span_id, "parent_span_id": s.parent, "depth": depth, "children": kids,
+        "span_id": s.span_id,
+        "parent_span_id": s.parent,
+        "depth": depth,
+        "children": kids,
         "name": st["span_name"] if st else raw["SpanName"] if raw else "",
         "service_name": st["service_name"] if st else raw["ServiceName"] if raw else "",
+        "span_kind": "",
+        "scope_name": "",
+        "status_message": "",
         "step": step,
+        "attributes": {},
+        "resource_attributes": {},
+        "events": [],
+        "links": [],
     }
     if raw is not None:
         node.update(
-            span_kind=raw["SpanKind"], scope_name=raw["ScopeName"],
-            status_message=raw["StatusMessage"], attributes=raw["SpanAttributes"],
+            span_kind=raw["SpanKind"],
+            scope_name=raw["ScopeName"],
+            status_message=raw["StatusMessage"],
+            attributes=raw["SpanAttributes"],
             resource_attributes=raw["ResourceAttributes"],
             events=[
                 SpanEvent(time_ns=t, name=n, attributes=a)
-                for t, n, a in zip(raw["ev_ts"] or [], raw["ev_name"] or [], raw["ev_attrs"] or [])
+                for t, n, a in zip(raw["ev_ts"], raw["ev_name"], raw["ev_attrs"], strict=True)
             ],
             links=[
                 SpanLink(trace_id=t, span_id=i, attributes=a)
-                for t, i, a in zip(raw["ln_trace"] or [], raw["ln_span"] or [], raw["ln_attrs"] or [])
+                for t, i, a in zip(raw["ln_trace"], raw["ln_span"], raw["ln_attrs"], strict=True)
             ],
         )
     return SpanNode(**node)
