@@ -30,16 +30,12 @@ from flywheel import (
     request_project,
 )
 
-try:  # the read side lands separately
-    from ._api_traces import router as traces_router
-except ImportError:  # pragma: no cover
-    traces_log = logging.getLogger("flywheel.ingest")
-router = APIRouter()
+from ._api_provenance import router as provenance_router
+from ._api_traces import router as traces_router
 from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
 from ._writer import SpanWriter
 
-from ._api_provenance import router as provenance_router
-
+log = logging.getLogger("flywheel.ingest")
 router = APIRouter()
 router.include_router(traces_router)
 router.include_router(provenance_router)

@@ -135,12 +135,21 @@ def test_gzip_protobuf_and_protobuf_response(server):
         ({"content-type": "application/json"}, b"[1, 2]", 400),
         ({"content-type": "application/x-protobuf", "content-encoding": "gzip"}, b"not gzip", 400),
         ({"content-type": "application/x-protobuf", "content-encoding": "br"}, b"x", 415),
+        # lone surrogates (found by bench/fuzz_otlp.py): protobuf's JSON parser fails oddly
+        ({"content-type": "application/json"},
+         b'{"\\uda65\\"\\uda65\\udf6f-:": null, "": "\\u00fd", "B": true}', None),
+        ({"content-type": "application/json"},
+         b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "5b8efff798038103d269b633813fc60c",'
+         b' "spanId": "8p\\ud93a", "kind": "\\u008eao\\ud9e3", "startTimeUnixNano": {}}]}]}]}', 400),
     ],
 )
 def test_bad_requests_get_4xx(server, headers, body, status):
     url, _, _ = server
     r = httpx.post(f"{url}/v1/traces", content=body, headers=headers)
-    assert r.status_code == status, r.text
+    if status is None:  # any answer but a 5xx
+        assert r.status_code < 500, r.text
+    else:
+        assert r.status_code == status, r.text
 
 
 def test_body_limit_413(store, tmp_path):
