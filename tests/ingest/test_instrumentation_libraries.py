@@ -71,5 +71,6 @@ def test_openinference_langchain_over_otlp(store, tmp_path):
         assert "DE89370400440532013000" in tool_row["result"]
         trace_id = rows[0]["trace_id"]
         r = httpx.get(f"{url}/api/traces/{trace_id}")
-        if r.status_code == 200:  # the read API
-            assert "get_iban" in r.text
+        assert r.status_code == 200, r.text
+        tools = [sp["step"] for sp in r.json()["spans"] if sp["step"]["kind"] == "tool"]
+        assert [t["tool_name"] for t in tools] == ["get_iban"]

@@ -66,8 +66,14 @@ def test_stock_otlp_proto_exporter_genai_tool_spans(server):
         "max(service_name) AS svc FROM trace_summaries WHERE trace_id = {t:String}", {"t": trace_id})[0]
     assert summary == {"n": 3, "e": 1, "t": 1, "svc": "bank-agent"}
     got = httpx.get(f"{url}/api/traces/{trace_id}")
-    if got.status_code != 404 or "not found" not in got.text.lower():
-        assert got.status_code in (200, 404)
+    assert got.status_code == 200, got.text
+    detail = got.json()
+    steps = {sp["step"]["kind"]: sp["step"] for sp in detail["spans"]}
+    assert steps["tool"]["tool_name"] == "send_money"
+    assert steps["tool"]["arguments"] == {"recipient": "GB29NWBK60161331926819", "amount": 1100}
+    assert steps["tool"]["status"] == "error"
+    listed = httpx.get(f"{url}/api/traces", params={"tool": "send_money"}).json()["traces"]
+    assert [t["trace_id"] for t in listed] == [trace_id]
 
 
 def _json_request(trace_hex: str, spans: list[dict]) -> dict:
