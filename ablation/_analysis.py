@@ -51,6 +51,36 @@ class TrialAnalysis:
         }
 
 
+@dataclass(frozen=True)
+class _StoredTrial:
+    trial_id: str
+    suite: str
+    task_id: str
+    trace_id: str
+    s0: str
+    sT: str  # noqa: N815 - the playbook's name
+
+
+def analyse_stored_trial(store: Store, trial_id: str, *, project: str = "default") -> TrialAnalysis:
+    """``analyse_trial`` for a trial already in the store (any process, any time)."""
+    from flywheel import NotFoundError
+
+    from ._trials_store import TRIALS, load_snapshot
+
+    rows = store.query(
+        f"SELECT trial_id, suite, task_id, trace_id FROM {TRIALS} "
+        "WHERE project_id = {p:String} AND trial_id = {t:String} LIMIT 1",
+        {"p": project, "t": trial_id},
+    )
+    if not rows:
+        raise NotFoundError(f"no trial {trial_id} in project {project}; see `flywheel run`")
+    r = rows[0]
+    trial = _StoredTrial(r["trial_id"], r["suite"], r["task_id"], r["trace_id"],
+                         load_snapshot(store, trial_id, "s0", project=project),
+                         load_snapshot(store, trial_id, "sT", project=project))
+    return analyse_trial(store, trial, project=project)  # type: ignore[arg-type]
+
+
 def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default") -> TrialAnalysis:
     """Provenance of the trial's trace, then its s0 -> sT side effects, both stored."""
     from agentdojo.task_suite.load_suites import get_suite

@@ -218,6 +218,26 @@ def run_cmd(
     )
 
 
+@click.command("analyse")
+@click.argument("trial_ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the analyses as JSON.")
+@pass_cli
+def analyse_cmd(obj: CliContext, trial_ids: tuple[str, ...], as_json: bool) -> None:
+    """Provenance and side effects of stored harness trials (results stored per trial)."""
+    from ._analysis import analyse_stored_trial
+
+    store = obj.store()
+    out = [analyse_stored_trial(store, t, project=obj.settings.project).summary() for t in trial_ids]
+    if as_json:
+        echo_json(out)
+        return
+    for a in out:
+        critical = ", ".join(f"{k}={v}" for k, v in a["critical_events"].items()) or "none"
+        click.echo(f"{a['trial_id']}: {a['provenance_flags']} flagged argument(s), "
+                   f"{a['unauthorized_deltas']} unauthorized delta(s), critical: {critical}"
+                   f"{' (BLOCKING)' if a['blocking'] else ''}")
+
+
 @click.command("demo")
 @click.option("--port", type=int, default=None, help="Port of the platform (default 4318).")
 @click.option("--runs", type=int, default=1, show_default=True, help="Runs per task.")
@@ -243,4 +263,10 @@ def register(cli: click.Group) -> None:
 
     cli.add_command(run_cmd)
     cli.add_command(demo_cmd)
+    cli.add_command(analyse_cmd)
+    from ._cli_ablate import register_ablate
+
+    register_ablate(cli)
     register_attribution(cli)
+    from ._cli_safety import register_safety
+    register_safety(cli)
