@@ -8,7 +8,7 @@ Reports spans/s acknowledged, p50/p99 acknowledgement latency, and the span
 count verified in the store after the run (every acknowledged span exactly
 once). Machine: 2 cores, 24 GiB (client and server share them).
 
-    python bench/ingest.py [--clients 8] [--seconds 20] [--spans-per-request 500]
+    python bench/ingest_throughput.py [--clients 8] [--seconds 20] [--spans-per-request 500]
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Benchmark: promotion dedupe and redaction throughput on this machine.
 
 Usage:
-    python bench/promote.py                 # dedupe 20k traces, redact 2,000 spans
-    python bench/promote.py --full          # also: 100,000 traces deduplicated (wall, peak RSS)
-    python bench/promote.py --dedupe-traces 50000 --redact-spans 5000 --workers 2
+    python bench/promote_throughput.py                 # dedupe 20k traces, redact 2,000 spans
+    python bench/promote_throughput.py --full          # also: 100,000 traces deduplicated (wall, peak RSS)
+    python bench/promote_throughput.py --dedupe-traces 50000 --redact-spans 5000 --workers 2
 
 Workloads (seeded, from promote/_redact_synth.py):
 - dedupe: support-agent traces in groups of 5 near-duplicates (16 hand-written
