@@ -1,0 +1,92 @@
+"""Safety and oversight metrics from traces, and the scorecard (issue 12)."""
+
+from ._agent import SafetyReferenceAgent
+from ._escalation import (
+    CapacityReport,
+    EscalationScore,
+    capacity_report,
+    catch_rate,
+    caught_fraction,
+    escalation_score,
+    is_escalation,
+    optimal_escalation,
+    should_escalate,
+    total_harm,
+)
+from ._memory_poisoning import (
+    MemoryPool,
+    PoisoningReport,
+    SharedMemory,
+    deletion_probe,
+    expected_firings,
+    memory_pool,
+    poisoning_report,
+    reset_pool,
+)
+from ._outcomes import OUTCOMES, OutcomeReport, outcome, outcome_report
+from ._reversibility import (
+    Action,
+    Compliance,
+    ReversibilityConfig,
+    ToolPolicy,
+    actions_from_spans,
+    autonomy,
+    p_star,
+    threshold_compliance,
+)
+from ._scorecard import (
+    Scorecard,
+    ScorecardGate,
+    ScorecardRow,
+    build_scorecard,
+    render_markdown,
+    scorecard_blocking,
+)
+from ._spans import SpanRow, spans_from_readable, spans_from_store
+from ._trust_probes import PROBE_KINDS, ProbeTools, cross_check_rates
+
+__all__ = [
+    "OUTCOMES",
+    "PROBE_KINDS",
+    "Action",
+    "CapacityReport",
+    "Compliance",
+    "EscalationScore",
+    "MemoryPool",
+    "OutcomeReport",
+    "PoisoningReport",
+    "ProbeTools",
+    "ReversibilityConfig",
+    "SafetyReferenceAgent",
+    "Scorecard",
+    "ScorecardGate",
+    "ScorecardRow",
+    "SharedMemory",
+    "SpanRow",
+    "ToolPolicy",
+    "actions_from_spans",
+    "autonomy",
+    "build_scorecard",
+    "capacity_report",
+    "catch_rate",
+    "caught_fraction",
+    "cross_check_rates",
+    "deletion_probe",
+    "escalation_score",
+    "expected_firings",
+    "is_escalation",
+    "memory_pool",
+    "optimal_escalation",
+    "outcome",
+    "outcome_report",
+    "p_star",
+    "poisoning_report",
+    "render_markdown",
+    "reset_pool",
+    "scorecard_blocking",
+    "should_escalate",
+    "spans_from_readable",
+    "spans_from_store",
+    "threshold_compliance",
+    "total_harm",
+]
