@@ -39,7 +39,9 @@ class IngestSettings(BaseModel):
         description="Log bytes not yet in the store above which requests get 503 + Retry-After.",
     )
     decode_workers: int = Field(
-        0, description="Processes decoding OTLP bodies into columns (0: decode in the writer)."
+        0,
+        description="Worker processes decoding OTLP bodies (0: decode in the receiver process). "
+        "`flywheel serve` uses 1 unless set: decoding off the receiver's GIL.",
     )
 
 

@@ -32,6 +32,7 @@ from flywheel import (
 
 from ._api_provenance import router as provenance_router
 from ._api_traces import router as traces_router
+from ._decode_pool import DecodePool
 from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
 from ._writer import SpanWriter
 
@@ -60,11 +61,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     writer = SpanWriter(app.state.store, wal_dir_for(settings), settings.ingest)
     app.state.writer = writer
+    workers = settings.ingest.decode_workers
+    app.state.decode_pool = await run_in_threadpool(DecodePool, workers) if workers > 0 else None
     await run_in_threadpool(writer.start)
     try:
         yield
     finally:
         await run_in_threadpool(writer.stop)
+        if app.state.decode_pool is not None:
+            await run_in_threadpool(app.state.decode_pool.close)
 
 
 def _otlp_error(status: int, message: str, content_type: str, headers: dict[str, str] | None = None) -> Response:
@@ -124,8 +129,16 @@ async def export_traces(request: Request) -> Response:
         body = await _read_body(request, limit)
         if encoding == "gzip":
             body = _gunzip(body, limit)
-        batch: DecodedBatch = await run_in_threadpool(
-            _decode_and_log, writer, body, ctype, settings, request_project(request))
+        pool: DecodePool | None = getattr(request.app.state, "decode_pool", None)
+        if pool is not None:
+            payload, accepted, rejected, reasons, error = await pool.decode(
+                body, ctype, request_project(request), settings.ingest.max_attribute_bytes)
+            if error:
+                raise UserError(error)
+            batch = await run_in_threadpool(writer.submit_ipc, payload, accepted, rejected, reasons)
+        else:
+            batch = await run_in_threadpool(
+                _decode_and_log, writer, body, ctype, settings, request_project(request))
     except OverloadedError as exc:
         return _otlp_error(503, exc.message, ctype, {"Retry-After": str(max(1, round(exc.retry_after)))})
     except FlywheelError as exc:

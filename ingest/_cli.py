@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -17,8 +18,11 @@ from ._files import import_otlp_json
 @click.option("--port", type=int, default=None, help="Port (default 4318; FLYWHEEL_INGEST__PORT).")
 @click.option("--wal-dir", type=click.Path(file_okay=False), default=None,
               help="Write-ahead log directory (default beside the chDB store).")
+@click.option("--decode-workers", type=int, default=None,
+              help="Processes decoding OTLP bodies (default 1; 0 decodes in the receiver).")
 @pass_cli
-def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str | None) -> None:
+def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str | None,
+              decode_workers: int | None) -> None:
     """Run the platform: OTLP/HTTP receiver on /v1/traces and the REST API."""
     import uvicorn
 
@@ -31,6 +35,10 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
         settings.ingest.port = port
     if wal_dir:
         settings.ingest.wal_dir = Path(wal_dir)
+    if decode_workers is not None:
+        settings.ingest.decode_workers = decode_workers
+    elif "FLYWHEEL_INGEST__DECODE_WORKERS" not in os.environ:
+        settings.ingest.decode_workers = 1
     app = create_app(settings, obj.store())
     click.echo(
         f"flywheel serving on http://{settings.ingest.host}:{settings.ingest.port} "

@@ -15,6 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -121,6 +122,16 @@ class SpanWriter:
         payload = to_ipc(table)
         self.wal.append(payload, on_written=lambda rec: self._queue.put((rec, table)))
         self.stats.accepted_spans += table.num_rows
+
+    def submit_ipc(self, payload: bytes, accepted: int, rejected: int, reasons: list[str]) -> Any:
+        """``submit`` for a batch a decode worker already serialised for the log."""
+        from ._otlp import SPAN_SCHEMA, DecodedBatch
+
+        table = from_ipc(payload) if accepted else SPAN_SCHEMA.empty_table()
+        if accepted:
+            self.wal.append(payload, on_written=lambda rec: self._queue.put((rec, table)))
+            self.stats.accepted_spans += accepted
+        return DecodedBatch(table, rejected, reasons)
 
     # -- drain ------------------------------------------------------------
     def _run(self) -> None:

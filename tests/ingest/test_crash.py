@@ -45,6 +45,7 @@ def _request(batch: int, n: int) -> tuple[bytes, list[str]]:
 
 
 def _start(store_dir: Path, port: int, wal: Path) -> subprocess.Popen:
+    store_dir.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "FLYWHEEL_INGEST__FLUSH_INTERVAL_S": "0.05"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", f"chdb://{store_dir}", "serve",

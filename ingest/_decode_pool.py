@@ -1,0 +1,64 @@
+"""Decoding OTLP bodies in worker processes, off the receiver's GIL.
+
+On a small machine the receiver process spends most of its CPU turning
+protobuf into Arrow columns, while ClickHouse inserts and HTTP handling need
+the same interpreter. A worker process returns the batch already serialised
+for the write-ahead log (Arrow IPC), so the receiver only appends it.
+Workers start with ``spawn``: the receiver holds chDB and threads, which a
+``fork`` must not copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+
+from flywheel import UserError
+
+from ._otlp import decode_request, parse_request
+
+log = logging.getLogger("flywheel.ingest")
+
+
+def decode_to_ipc(
+    body: bytes, ctype: str, project: str, max_attr_len: int | None
+) -> tuple[bytes, int, int, list[str], str]:
+    """(Arrow IPC payload, accepted, rejected, reasons, error) for one request body."""
+    from ._writer import to_ipc
+
+    try:
+        batch = decode_request(parse_request(body, ctype), project=project, max_attr_len=max_attr_len)
+    except UserError as exc:
+        return b"", 0, 0, [], exc.message
+    except Exception as exc:  # noqa: BLE001 - a decoder bug is a 400, reported, never a 5xx
+        log.exception("undecodable OTLP body")
+        return b"", 0, 0, [], f"undecodable OTLP body ({type(exc).__name__})"
+    payload = to_ipc(batch.table) if batch.accepted else b""
+    return payload, batch.accepted, batch.rejected, batch.reasons, ""
+
+
+def _warm() -> int:
+    return 0
+
+
+class DecodePool:
+    """A small process pool for ``decode_to_ipc``."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        for f in [self._pool.submit(_warm) for _ in range(workers)]:
+            f.result(timeout=120)  # start the workers now, not on the first request
+
+    async def decode(
+        self, body: bytes, ctype: str, project: str, max_attr_len: int | None
+    ) -> tuple[bytes, int, int, list[str], str]:
+        """Decode in a worker; the event loop stays free meanwhile."""
+        fut = self._pool.submit(decode_to_ipc, body, ctype, project, max_attr_len)
+        return await asyncio.wrap_future(fut)
+
+    def close(self) -> None:
+        """Stop the workers."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
