@@ -28,6 +28,7 @@ from promote._redact_types import (
     RedactionReport,
     TraceStep,
 )
+from promote._rerun import redact_candidate, stored_rules
 from promote._review import (
     KINDS,
     STATUSES,
@@ -95,6 +96,7 @@ __all__ = [
     "queue",
     "read_events",
     "record_event",
+    "redact_candidate",
     "redact_candidates",
     "redact_trace",
     "redact_traces",
@@ -104,6 +106,7 @@ __all__ = [
     "sample_candidates",
     "sample_one",
     "split_for",
+    "stored_rules",
     "trace_signature",
     "user_intent",
     "validate_task",

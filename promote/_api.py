@@ -70,6 +70,10 @@ class QueueRow(BaseModel):
     stage: str
     cluster_id: str
     cluster_size: int
+    sampled_at: int = Field(description="When the trace was sampled (Unix ns).")
+    flagged_arguments: int = Field(
+        description="Tool-call arguments of the source trace whose provenance carries a flag."
+    )
     task_id: str
     split: str
     golden: bool
@@ -309,6 +313,52 @@ async def decide(
     return await run_in_threadpool(
         _write, request, candidate_id, body.decision, who, body.base_version, reason=body.reason
     )
+
+
+class RedactRequest(BaseRequest):
+    """Extra redaction rules for one candidate (kept: later re-runs apply them again)."""
+
+    key_rules: dict[str, str] = Field(
+        default_factory=dict, description="JSON key -> label (NAME, EMAIL, AUTO...)."
+    )
+    deny_strings: dict[str, list[str]] = Field(
+        default_factory=dict, description="Label -> exact strings always redacted."
+    )
+
+
+def _redact(
+    request: Request, candidate_id: str, reviewer: str, body: RedactRequest
+) -> ReviewView:
+    from promote._rerun import redact_candidate
+
+    state = redact_candidate(
+        request.app.state.store,
+        candidate_id,
+        reviewer,
+        body.base_version,
+        key_rules=body.key_rules,
+        deny_strings=body.deny_strings,
+        project=request_project(request),
+    )
+    return _review_view(state, events=False)
+
+
+@router.post(
+    "/candidates/{candidate_id}/redact",
+    operation_id="redact_candidate",
+    summary="Re-run redaction from the raw trace with extra key rules / deny strings.",
+    response_model=ReviewView,
+    responses=_WRITE_ERRORS,
+)
+async def redact(
+    request: Request,
+    candidate_id: str,
+    body: RedactRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> ReviewView:
+    """Re-redact, re-draft the task's prompt and rubric, and append a redact event."""
+    who = _reviewer(x_flywheel_reviewer)
+    return await run_in_threadpool(_redact, request, candidate_id, who, body)
 
 
 class ReviewerProgress(BaseModel):

@@ -22,6 +22,9 @@ Life of a candidate::
       |               '--unclaim--> open
       '-----reopen---- approved / rejected   (an approval is withdrawn)
 
+A ``redact`` event (``promote._rerun``, claimed only) records a re-run of
+redaction with reviewer rules; its body is the task with its text re-drafted.
+
 Only ``approved`` candidates reach ``approved_tasks``, the table a release
 reads: nothing enters a release without an approving review.
 """
@@ -34,7 +37,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -45,7 +48,16 @@ from flywheel import ConflictError, Store, UserError
 from promote._candidates import Candidate, get_candidate, list_candidates
 
 #: Event kinds.
-KINDS: tuple[str, ...] = ("claim", "unclaim", "edit", "approve", "reject", "needs-info", "reopen")
+KINDS: tuple[str, ...] = (
+    "claim",
+    "unclaim",
+    "edit",
+    "approve",
+    "reject",
+    "needs-info",
+    "reopen",
+    "redact",
+)
 #: Review statuses (what the queue filters on).
 STATUSES: tuple[str, ...] = ("open", "claimed", "needs-info", "approved", "rejected")
 EVENTS = "promote_review_events"
@@ -136,6 +148,9 @@ def fold(
             st.status, st.claimed_by = "open", ""
         elif e.kind == "edit":
             st.task, st.edited = json.loads(e.body), True
+        elif e.kind == "redact":
+            if e.body:
+                st.task = json.loads(e.body)
         elif e.kind == "approve":
             st.status, st.claimed_by, st.decided_by = "approved", "", e.reviewer
             st.approved_sha256, st.reason = e.task_sha256, e.reason
@@ -275,6 +290,8 @@ def record_event(
     """
     if kind not in KINDS:
         raise UserError(f"unknown review event {kind!r}; use one of {', '.join(KINDS)}")
+    if kind == "redact":
+        raise UserError("a redact event is written by re-running redaction (redact_candidate)")
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise UserError("a review event needs a reviewer; send the X-Flywheel-Reviewer header")
@@ -397,12 +414,14 @@ class QueueItem:
 
     candidate: Candidate
     state: ReviewState
+    flagged_arguments: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready row."""
         task = self.state.task or {}
         return {
             **self.candidate.summary(),
+            "flagged_arguments": self.flagged_arguments,
             "task_id": task.get("task_id", ""),
             "split": (task.get("metadata") or {}).get("split", ""),
             "golden": bool(task.get("golden", False)),
@@ -446,6 +465,8 @@ def queue(
         if reviewer is not None and reviewer not in (st.claimed_by, st.decided_by):
             continue
         items.append(QueueItem(c, st))
+    flagged = flagged_arguments(store, [q.candidate.trace_id for q in items], project=project)
+    items = [replace(q, flagged_arguments=flagged.get(q.candidate.trace_id, 0)) for q in items]
     order = {"failure": 0, "explicit": 1, "success": 2}
     items.sort(
         key=lambda q: (
@@ -455,6 +476,24 @@ def queue(
         )
     )
     return items[offset : offset + limit]
+
+
+def flagged_arguments(
+    store: Store, trace_ids: Sequence[str], *, project: str = "default"
+) -> dict[str, int]:
+    """Per trace: tool-call arguments whose stored provenance carries a flag.
+
+    Only stored provenance counts (the queue never computes it); a trace
+    without any is absent (0).
+    """
+    if not trace_ids:
+        return {}
+    rows = store.query(
+        "SELECT trace_id, countIf(notEmpty(flags)) AS n FROM argument_provenance FINAL"
+        " WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} GROUP BY trace_id",
+        {"p": project, "ids": sorted(set(trace_ids))},
+    )
+    return {r["trace_id"]: int(r["n"]) for r in rows}
 
 
 def reviewer_progress(store: Store, *, project: str = "default") -> list[dict[str, Any]]:

@@ -206,14 +206,21 @@ class ReviewClient:
         body = {"base_version": base_version, "decision": decision, "reason": reason}
         return dict(await self._call("POST", self._cand(candidate_id, "decision"), json=body))
 
+    async def reopen(
+        self, candidate_id: str, base_version: int, reason: str = ""
+    ) -> dict[str, Any]:
+        """Reopen a decided candidate (an approval is withdrawn from the next release)."""
+        body = {"base_version": base_version, "reason": reason}
+        return dict(await self._call("POST", self._cand(candidate_id, "reopen"), json=body))
+
     async def redact(
         self, candidate_id: str, base_version: int, rules: dict[str, Any]
     ) -> dict[str, Any]:
         """Re-run redaction of one candidate with extra key rules / deny strings.
 
-        ``rules`` is ``{"key_rules": {key: LABEL}, "deny_strings": {LABEL: [text]}}``.
-        The route is proposed (``POST /api/promote/candidates/{id}/redact``); a
-        server without it raises ``ApiError`` with ``missing_route`` set.
+        ``rules`` is ``{"key_rules": {key: LABEL}, "deny_strings": {LABEL: [text]}}``;
+        the server keeps them for the candidate. An older server without the
+        route raises ``ApiError`` with ``missing_route`` set.
         """
         body = {"base_version": base_version, **rules}
         return dict(await self._call("POST", self._cand(candidate_id, "redact"), json=body))

@@ -53,7 +53,10 @@ def outcome(row: Mapping[str, Any]) -> str:
 
 
 def flags(row: Mapping[str, Any]) -> str:
-    """Text flags: P provenance, S side effect, F feedback, G golden, E edited."""
+    """Text flags: P provenance, S side effect, F feedback, G golden, E edited.
+
+    Then ``!n`` when n tool-call arguments of the trace carry a provenance flag.
+    """
     reasons = row.get("reasons") or []
     out = ""
     out += "P" if any(r.startswith("provenance:") for r in reasons) else "."
@@ -61,7 +64,8 @@ def flags(row: Mapping[str, Any]) -> str:
     out += "F" if any(r.startswith("feedback:") for r in reasons) else "."
     out += "G" if row.get("golden") else "."
     out += "E" if (row.get("review") or {}).get("edited") else "."
-    return out
+    flagged = int(row.get("flagged_arguments") or 0)
+    return out + (f" !{flagged}" if flagged else "")
 
 
 def status(row: Mapping[str, Any], me: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flywheel import Store
+from ingest import compute_provenance
 from promote import (
     SamplingPolicy,
     dedupe_candidates,
@@ -58,7 +59,10 @@ def drafted_candidates(store: Store) -> list[str]:
     dedupe_candidates(store)
     redact_candidates(store)
     draft_candidates(store)
-    return [c.candidate_id for c in list_candidates(store, stages=["drafted"])]
+    drafted = list_candidates(store, stages=["drafted"])
+    for c in drafted:  # stored provenance (as the trace read route leaves it): the queue counts it
+        compute_provenance(store, c.trace_id)
+    return [c.candidate_id for c in drafted]
 
 
 def sampled_at(store: Store) -> int:

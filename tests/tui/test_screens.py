@@ -69,11 +69,59 @@ async def test_redaction_view_lists_types_and_paths_never_values(
         screen.query_one("#rule", Input).value = "deny:NAME=Lee"
         await pilot.press("enter")
         assert "deny:NAME=Lee" in str(screen.query_one("#rules", Static).render())
+        before = dict(screen.detail["redaction_report"]["counts"])
+        assert "NAME" not in before
         await pilot.press("ctrl+r")
         await settle(pilot)
-        # Today's API has no re-run route: the app says so and changes nothing.
-        msg = str(screen.query_one(Banner).render())
-        assert "no re-run route" in msg or "report updated" in msg
+        assert "report updated" in str(screen.query_one(Banner).render())
+        after = screen.detail["redaction_report"]["counts"]
+        assert after["NAME"] >= 1 and after != before  # the new entity appears in the report
+        rows = [list(table.get_row_at(i)) for i in range(table.row_count)]
+        assert any(r[3] == "NAME" and r[4].startswith("deny") for r in rows)
+        shown = str(screen.query_one("#steps-text", Static).render())
+        assert "<NAME_1>" in shown and "Lee " not in shown
+        assert screen.version == 2  # the redact event moved the review version
+        assert "server keeps" in str(screen.query_one("#rules", Static).render())
+        cid = screen.candidate_id
+    events = read_events(store, candidate_ids=[cid])[cid]
+    assert [(e.kind, e.reviewer) for e in events] == [("claim", "alice"), ("redact", "alice")]
+    assert events[-1].reason == "redaction re-run: deny NAME x1"
+    assert "Lee " not in json.loads(events[-1].body)["prompt"]
+
+
+async def test_reopen_a_decided_candidate(drafted: tuple[Store, list[str]]) -> None:
+    store, _ = drafted
+    app = demo_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        assert isinstance(app.screen, TraceScreen)
+        cid = app.screen.candidate_id
+        await pilot.press("o")  # claimed, not decided: nothing to reopen
+        await settle(pilot)
+        assert "only a decided" in str(app.screen.query_one(Banner).render())
+        await pilot.press("x", *"wrong trace", "enter")
+        await settle(pilot)
+        queue = app.screen
+        assert isinstance(queue, QueueScreen)
+        table = queue.query_one(DataTable)
+        assert table.get_row_at(0)[0] == "rejected"
+        await pilot.press("enter")  # a decided candidate opens read-only
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TraceScreen) and screen.candidate_id == cid
+        assert "READ-ONLY" in str(screen.query_one("#head", Static).render())
+        await pilot.press("o")
+        await settle(pilot)
+        assert "reopened (review v3)" in str(screen.query_one(Banner).render())
+        assert screen.review["status"] == "open"
+        await pilot.press("c")  # and it can be claimed again
+        await settle(pilot)
+        assert screen.review["status"] == "claimed"
+    events = read_events(store, candidate_ids=[cid])[cid]
+    assert [(e.kind, e.reviewer) for e in events] == [
+        ("claim", "alice"), ("reject", "alice"), ("reopen", "alice"), ("claim", "alice")]
 
 
 async def test_queue_filters_help_and_skip(drafted: tuple[Store, list[str]]) -> None:

@@ -14,10 +14,9 @@ QUEUE                              CANDIDATE (trace view)
  Enter  open; claims a free one     x    reject (asks a reason)
  t s    status / source filter      i    needs-info (asks a reason)
  /      slice, reason, task text    s    skip: back to the queue
- o      sort queue/age/cluster      e    task editor
- m      only mine   l  reload       r    redaction view
-                                    c    claim (when read-only)
-TASK EDITOR                         Esc  back
+ o      sort queue/age/cluster      e    task editor   r  redaction view
+ m      only mine   l  reload       c    claim (read-only)  o  reopen
+TASK EDITOR                         Esc  back       (o: a decided one)
  Tab     next field                REDACTION
  Ctrl+S  validate and save          Enter   add the rule typed:
  Esc     back, unsaved edits lost     key:card_holder=NAME
@@ -25,7 +24,7 @@ TASK EDITOR                         Esc  back
                                     Ctrl+R  re-run with the rules
 MARKERS (colour only repeats them)
  ! [untrusted ...]  argument value from an untrusted source
- x ERR  step in error        mine / @bob  who holds the claim
+ x ERR  step in error   mine / @bob  claim holder   !n  n flagged args
  CONFLICT:  someone acted first; reloaded, nothing overwritten
  flags  P provenance S side effect F feedback G golden E edited
            ? or F1 opens this help (F1 also in a text field); Esc closes

@@ -110,7 +110,7 @@ class QueueScreen(ReviewScreen):
             parts.append(f"text={self.text!r}")
         if self.mine:
             parts.append("mine")
-        flags = "flags: P provenance S side-effect F feedback G golden E edited"
+        flags = "flags: P provenance S side-effect F feedback G golden E edited !n flagged args"
         self.query_one("#filters", Static).update(
             f"{len(self.rows)} shown  " + " ".join(parts) + "\n" + flags
         )

@@ -35,10 +35,7 @@ class RedactionScreen(ReviewScreen):
 
     def compose(self) -> ComposeResult:
         """Lay out the screen."""
-        report = self.detail.get("redaction_report") or {}
-        counts = ", ".join(f"{k} {v}" for k, v in (report.get("counts") or {}).items()) or "none"
-        yield Static(Text(f"redaction of {self.candidate_id}: {report.get('total', 0)} replaced"
-                          f" ({counts})"), id="head")
+        yield Static(self._head(), id="head")
         yield Banner(id="banner")
         with Horizontal(id="panes"):
             with VerticalScroll(id="steps"):
@@ -54,7 +51,15 @@ class RedactionScreen(ReviewScreen):
         table.add_columns("#", "field", "path", "entity", "rule")
         for row in report_rows(self.detail.get("redaction_report") or {}):
             table.add_row(*row)
-        self.query_one("#rule", Input).focus()
+        box = self.query_one("#rule", Input)
+        box.cursor_blink = False  # a steady cursor: the screen renders the same under load
+        box.focus()
+
+    def _head(self) -> Text:
+        report = self.detail.get("redaction_report") or {}
+        counts = ", ".join(f"{k} {v}" for k, v in (report.get("counts") or {}).items()) or "none"
+        return Text(f"redaction of {self.candidate_id}: {report.get('total', 0)} replaced"
+                    f" ({counts})")
 
     def _steps_text(self) -> Text:
         out = Text()
@@ -104,6 +109,9 @@ class RedactionScreen(ReviewScreen):
         self.detail = await client.candidate(self.candidate_id)
         self.version = int(self.detail["review"]["version"])
         self.rules.clear()
+        self.query_one("#rules", Static).update(
+            Text("rules: none new (the server keeps the ones sent for this candidate)"))
+        self.query_one("#head", Static).update(self._head())
         self.query_one("#steps-text", Static).update(self._steps_text())
         table = self.query_one(DataTable)
         table.clear()

@@ -35,6 +35,7 @@ class TraceScreen(ReviewScreen):
         Binding("e", "edit", "Edit task"),
         Binding("r", "redaction", "Redaction"),
         Binding("c", "claim", "Claim", show=False),
+        Binding("o", "reopen", "Reopen", show=False),
         Binding("l", "reload", "Reload", show=False),
     ]
 
@@ -183,6 +184,15 @@ class TraceScreen(ReviewScreen):
         """Claim (when opened read-only)."""
         self.write("claim")
 
+    def action_reopen(self) -> None:
+        """Reopen a decided candidate (approved, rejected or needs-info); stay on it."""
+        if self.review.get("status") not in ("approved", "rejected", "needs-info"):
+            self.query_one(Banner).show(
+                f"{self.candidate_id} is {self.review.get('status', 'open')}; only a decided"
+                " candidate can be reopened", "error")
+            return
+        self.write("reopen", reason="reopened in the review app")
+
     def action_edit(self) -> None:
         """Open the task editor."""
         from tui.screens.editor import EditorScreen
@@ -209,6 +219,8 @@ class TraceScreen(ReviewScreen):
                 state = await client.decide(self.candidate_id, self.version, **kw)
             elif kind == "unclaim":
                 state = await client.unclaim(self.candidate_id, self.version, **kw)
+            elif kind == "reopen":
+                state = await client.reopen(self.candidate_id, self.version, **kw)
             else:
                 state = await client.claim(self.candidate_id, self.version)
         except ApiError as exc:
@@ -218,6 +230,10 @@ class TraceScreen(ReviewScreen):
             return
         banner.clear()
         if kind == "claim":
+            self.load()
+            return
+        if kind == "reopen":
+            banner.show(f"reopened (review v{state['version']}); press c to claim it")
             self.load()
             return
         self.notify(f"{self.candidate_id}: {state['status']} (review v{state['version']})")
