@@ -12,7 +12,7 @@ from ._provenance import (
     infer_provenance,
 )
 from ._provenance_store import compute_provenance, load_steps, read_provenance
-from ._read import get_trace, list_traces, parse_time
+from ._read import get_trace, list_traces, normalize_trace_id, parse_time
 from ._wal import WriteAheadLog
 from ._writer import SpanWriter
 
@@ -26,6 +26,7 @@ __all__ = [
     "TraceSummary",
     "get_trace",
     "list_traces",
+    "normalize_trace_id",
     "parse_time",
     "SOURCE_KINDS",
     "ArgumentProvenance",

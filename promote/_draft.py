@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from evalset._task import Criterion, CriterionKind, CriterionRole, GraderSpec, Task
+from evalset import Criterion, CriterionKind, CriterionRole, GraderSpec, Task
 from flywheel import Store
 from promote._candidates import (
     Candidate,
@@ -250,7 +250,7 @@ def draft_task(
 
 def check_graders(task: Task) -> None:
     """Build every grader of ``task`` once; a bad spec raises ``UserError`` naming it."""
-    from evalset._graders import GradingContext, build_grader
+    from evalset import GradingContext, build_grader
     from flywheel import UserError
 
     ctx = GradingContext()

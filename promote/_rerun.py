@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from evalset._bundle import task_sha256
+from evalset import task_sha256
 from flywheel import ConflictError, Store, UserError
 from promote._candidates import get_candidate, load_traces, steps_json, write_candidates
 from promote._draft import draft_task

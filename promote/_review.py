@@ -42,8 +42,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalset._bundle import task_sha256
-from evalset._task import Task
+from evalset import task_sha256
+from evalset import Task
 from flywheel import ConflictError, Store, UserError
 from promote._candidates import Candidate, get_candidate, list_candidates
 

@@ -227,7 +227,7 @@ def read_facts(
     now_ns: int | None = None,
 ) -> list[TraceFacts]:
     """One grouped read of the span table: status, service and policy attributes per trace."""
-    from ingest._read import parse_time
+    from ingest import parse_time
 
     params: dict[str, Any] = {
         "project": policy.project,
@@ -407,7 +407,7 @@ def sample_one(store: Store, policy: SamplingPolicy, trace_id: str) -> Sampled:
     Raises:
         NotFoundError: The project has no span of ``trace_id``.
     """
-    from ingest._read import normalize_trace_id
+    from ingest import normalize_trace_id
 
     tid = normalize_trace_id(trace_id)
     unbounded = policy.model_copy(update={"since": None, "until": None})
