@@ -10,28 +10,14 @@ process, so two trials can never share state by accident.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from flywheel import ConflictError
+from flywheel import ConflictError, canonical_json
+from flywheel import sha256_hex  # noqa: F401 - the package imports it from here
 
-
-def canonical_json(value: Any) -> str:
-    """One stable JSON text for a value: sorted keys, no spaces, UTF-8 kept.
-
-    Non-JSON leaves (datetimes, enums) become their ``str``; the same state
-    always gives the same bytes, so snapshots can be hashed and diffed.
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def sha256_hex(text: str) -> str:
-    """SHA-256 of a text's UTF-8 bytes, hex."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

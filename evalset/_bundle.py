@@ -26,7 +26,6 @@ once), so a fresh held-out split carries the release claim.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -41,6 +40,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalset._task import TASK_SCHEMA_VERSION, Task
+from flywheel import canonical_json as _canonical
+from flywheel import sha256_hex
 from flywheel.errors import NotFoundError, UserError
 
 FORMAT = "flywheel-evalset"
@@ -55,15 +56,11 @@ RELEASES_FILE = "releases.jsonl"
 
 # -- hashing ------------------------------------------------------------------
 def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace, UTF-8 text: one byte string per value."""
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    """Sorted keys, no whitespace, UTF-8 text; NaN and non-JSON leaves refused."""
+    return _canonical(obj, strict=True)
 
 
-def sha256_text(text: str) -> str:
-    """Hex SHA-256 of UTF-8 text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+sha256_text = sha256_hex
 
 
 def task_canonical(task: Task) -> str:

@@ -1,6 +1,7 @@
 """trace-flywheel core: configuration, errors, the ClickHouse store and migrations."""
 
 from ._auth import ApiKey, create_key, list_keys, request_project, revoke_key
+from ._canonical import canonical_json, sha256_hex
 from ._config import DEFAULT_STORE, IngestSettings, Settings
 from ._migrations import PACKAGES, apply_migrations, package_migrations
 from ._store import Store, open_store
@@ -24,6 +25,7 @@ __all__ = [
     "list_keys",
     "request_project",
     "revoke_key",
+    "sha256_hex",
     "DEFAULT_STORE",
     "PACKAGES",
     "AuthError",
@@ -40,6 +42,7 @@ __all__ = [
     "UserError",
     "__version__",
     "apply_migrations",
+    "canonical_json",
     "open_store",
     "package_migrations",
 ]

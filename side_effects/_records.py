@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flywheel import canonical_json
+
 #: A record's identity inside a snapshot.
 RecordId = tuple[str, tuple[str, ...]]
 
@@ -37,13 +39,6 @@ class Record:
     def rid(self) -> RecordId:
         """The record's identity ``(resource_type, key)``."""
         return (self.resource_type, self.key)
-
-
-def canonical_json(fields: Mapping[str, Any]) -> str:
-    """Fields as canonical JSON text (sorted keys, compact, non-JSON as str)."""
-    return json.dumps(
-        fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
 
 
 def display_key(key: tuple[str, ...]) -> str:
