@@ -27,7 +27,7 @@ from typing import Any
 
 from evalset import task_sha256
 from flywheel import ConflictError, Store, UserError
-from promote._candidates import get_candidate, load_traces, steps_json, write_candidates
+from promote._candidates import load_traces, steps_json, write_candidates
 from promote._draft import draft_task
 from promote._redact import Redactor
 from promote._redact_types import DEFAULT_KEY_RULES, RedactionPolicy, TraceStep
@@ -38,6 +38,8 @@ from promote._review import (
     _conflict,
     _insert,
     _lock,
+    _require_reviewer,
+    drafted_candidate,
     fold,
     review_state,
     validate_task,
@@ -154,16 +156,9 @@ def redact_candidate(
         ConflictError: Stale ``base_version`` or not claimed by ``reviewer``.
         NotFoundError: No such candidate.
     """
-    reviewer = (reviewer or "").strip()
-    if not reviewer:
-        raise UserError("a review event needs a reviewer; send the X-Flywheel-Reviewer header")
+    reviewer = _require_reviewer(reviewer)
     new_keys, new_deny = _check_rules(key_rules or {}, deny_strings or {})
-    cand = get_candidate(store, candidate_id, project=project)
-    if cand.stage != "drafted":
-        raise UserError(
-            f"candidate {candidate_id} is at stage {cand.stage!r}; only drafted candidates are "
-            "re-redacted here (run `flywheel promote draft`)"
-        )
+    cand = drafted_candidate(store, candidate_id, project=project, action="re-redacted here")
     with _lock(store, candidate_id):
         st = review_state(store, cand, project=project)
         if base_version != st.version:

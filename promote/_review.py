@@ -247,6 +247,25 @@ def _lock(store: Store, candidate_id: str) -> threading.Lock:
         return _locks[f"{store.url}|{store.database}|{candidate_id}"]
 
 
+def _require_reviewer(reviewer: str | None) -> str:
+    """The acting reviewer's name; every review event is attributed."""
+    reviewer = (reviewer or "").strip()
+    if not reviewer:
+        raise UserError("a review event needs a reviewer; send the X-Flywheel-Reviewer header")
+    return reviewer
+
+
+def drafted_candidate(store: Store, candidate_id: str, *, project: str, action: str) -> Candidate:
+    """The candidate, refusing one that has no drafted task yet."""
+    cand = get_candidate(store, candidate_id, project=project)
+    if cand.stage != "drafted":
+        raise UserError(
+            f"candidate {candidate_id} is at stage {cand.stage!r}; only drafted candidates are "
+            f"{action} (run `flywheel promote draft`)"
+        )
+    return cand
+
+
 def _conflict(st: ReviewState, cid: str, base_version: int) -> ConflictError:
     last = st.last
     who = f" (last: {last.kind} by {last.reviewer})" if last else ""
@@ -292,18 +311,11 @@ def record_event(
         raise UserError(f"unknown review event {kind!r}; use one of {', '.join(KINDS)}")
     if kind == "redact":
         raise UserError("a redact event is written by re-running redaction (redact_candidate)")
-    reviewer = (reviewer or "").strip()
-    if not reviewer:
-        raise UserError("a review event needs a reviewer; send the X-Flywheel-Reviewer header")
+    reviewer = _require_reviewer(reviewer)
     reason = (reason or "").strip()
     if kind in ("reject", "needs-info") and not reason:
         raise UserError(f"{kind} needs a reason; say what is wrong or what is missing")
-    cand = get_candidate(store, candidate_id, project=project)
-    if cand.stage != "drafted":
-        raise UserError(
-            f"candidate {candidate_id} is at stage {cand.stage!r}; only drafted candidates are "
-            "reviewed (run `flywheel promote draft`)"
-        )
+    cand = drafted_candidate(store, candidate_id, project=project, action="reviewed")
     with _lock(store, candidate_id):
         st = review_state(store, cand, project=project)
         if base_version != st.version:
