@@ -1,7 +1,12 @@
 """tui: ``flywheel review``, the Textual reviewer app (a client of the review API)."""
 
-from tui._client import DEFAULT_URL, ApiError, ReviewClient, StepRow
-from tui._factory import make_app
-from tui.app import ReviewApp
+from flywheel._lazy import lazy_exports
 
-__all__ = ["DEFAULT_URL", "ApiError", "ReviewApp", "ReviewClient", "StepRow", "make_app"]
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "tui._client": ["DEFAULT_URL", "ApiError", "ReviewClient", "StepRow"],
+        "tui._factory": ["make_app"],
+        "tui.app": ["ReviewApp"],
+    },
+)

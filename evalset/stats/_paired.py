@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import binom
 
 from evalset.stats._errors import StatsInputError
 from evalset.stats._intervals import wilson_interval
@@ -83,6 +82,8 @@ def mcnemar_exact(b: ArrayLike, c: ArrayLike) -> FloatLike:
         StatsInputError: On negative or fractional counts.
     """
     bb, cc = np.broadcast_arrays(counts(b, "b"), counts(c, "c"))
+    from scipy.stats import binom  # deferred: scipy costs ~0.4 s of CLI start-up
+
     p = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(bb, cc), bb + cc, 0.5))
     return float_result(p)
 
