@@ -6,22 +6,20 @@ snapshots), so it works on trials run in another process or over OTLP.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from flywheel import Store
-from ingest import compute_provenance, load_steps, read_provenance
+from ingest import compute_provenance
 from side_effects import (
     SideEffectReport,
-    analyze,
     agentdojo_profile,
-    observations_from_provenance,
+    analyze,
+    calls_from_trace,
     scope_from_ground_truth,
     snapshot_agentdojo_json,
     store_report,
 )
-from side_effects import ToolCall as SideEffectCall
 
 from ._agentdojo import BENCHMARK_VERSION
 from ._runner import TrialRecord, parse_suite
@@ -87,15 +85,7 @@ def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default"
 
     _, suite_name = parse_suite(record.suite)
     prov = compute_provenance(store, record.trace_id, project=project)
-    steps = [s for s in load_steps(store, record.trace_id, project) if s["kind"] == "tool"]
-    calls = []
-    for s in steps:
-        try:
-            args = json.loads(s["arguments"]) if s["arguments"] else {}
-        except json.JSONDecodeError:
-            args = {}
-        calls.append(SideEffectCall(name=s["tool_name"], args=args if isinstance(args, dict) else {},
-                                    span_id=s["span_id"]))
+    calls, observations = calls_from_trace(store, record.trace_id, project=project)
     suite = get_suite(BENCHMARK_VERSION, suite_name)
     env = suite.environment_type.model_validate_json(record.s0)
     scope = scope_from_ground_truth(suite, suite.user_tasks[record.task_id], env, free=True)
@@ -105,7 +95,7 @@ def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default"
         scope=scope,
         profile=agentdojo_profile(suite_name),
         calls=calls,
-        observations=observations_from_provenance(read_provenance(store, record.trace_id, project=project), calls),
+        observations=observations,
         run_id=record.trial_id,
     )
     store_report(store, record.trial_id, report, trace_id=record.trace_id, project_id=project)

@@ -27,6 +27,7 @@ from ._analyze import SideEffectReport, analyze
 from ._classify import CategoryTag, Classification, Decision, classify, transient_deltas
 from ._diff import Delta, FieldChange, diff, sort_deltas
 from ._dirtree import DirectoryAdapter
+from ._from_trace import calls_from_trace
 from ._gate import CriticalEvent, GateInput, gate_input, merge_gate_inputs, side_effect_summary
 from ._io import load_profile, load_scope, load_state
 from ._json_doc import JsonDocumentAdapter, maps_from_pydantic
@@ -90,6 +91,7 @@ __all__ = [
     "analyze",
     "agentdojo_profile",
     "attack_run",
+    "calls_from_trace",
     "classify",
     "default_profile",
     "derive_scope",

@@ -17,6 +17,7 @@ from flywheel._clikit import CliContext, echo_json
 from ._adapters import adapter_names
 from ._analyze import analyze
 from ._diff import diff
+from ._from_trace import calls_from_trace
 from ._io import load_profile, load_scope, load_state
 from ._policy import Profile, default_profile
 from ._provenance import Observation
@@ -64,6 +65,14 @@ def _profile(profile: str | None, suite: str | None) -> Profile:
 
         return agentdojo_profile(suite)
     return default_profile()
+
+
+def _cli_context(option: str) -> CliContext:
+    """The flywheel store's context (an option that reads or writes the store needs it)."""
+    ctx = click.get_current_context().find_object(CliContext)
+    if ctx is None:
+        raise UserError(f"{option} needs the flywheel store (run through `flywheel`)")
+    return ctx
 
 
 def register(cli: click.Group) -> None:
@@ -129,6 +138,12 @@ def register(cli: click.Group) -> None:
         type=click.Path(),
         help="Provenance observations JSON ([{text|fingerprint, source_kind, trusted, ...}]).",
     )
+    @click.option(
+        "--trace",
+        "trace",
+        help="Take the tool calls and observations from this stored trace "
+        "(instead of --calls/--observations).",
+    )
     @click.option("--trial-id", help="Store the result in the store under this trial id.")
     @click.option("--trace-id", default="", help="Trace id recorded with a stored result.")
     @click.option(
@@ -147,6 +162,7 @@ def register(cli: click.Group) -> None:
         suite: str | None,
         calls_path: str | None,
         obs_path: str | None,
+        trace: str | None,
         trial_id: str | None,
         trace_id: str,
         fail_on_critical: bool,
@@ -158,15 +174,23 @@ def register(cli: click.Group) -> None:
         st = load_state(after, adapter=adapter, maps=maps)
         scope = load_scope(scope_path) if scope_path else None
         profile = _profile(profile_path, suite)
+        if trace and (calls_path or obs_path):
+            raise UserError("--trace takes calls and observations from the trace; "
+                            "drop --calls/--observations or --trace")
         calls = _load_list(calls_path, ToolCall, "calls") if calls_path else None
         obs = _load_list(obs_path, Observation, "observations") if obs_path else []
+        if trace:
+            cli_ctx = _cli_context("--trace")
+            calls, obs = calls_from_trace(
+                cli_ctx.store(), trace, project=cli_ctx.settings.project
+            )
+            trace_id = trace_id or trace
         report = analyze(s0, st, scope=scope, profile=profile, calls=calls, observations=obs)
         deltas, cls, gate = report.deltas, report.classification, report.gate
         if trial_id:
-            ctx = click.get_current_context().find_object(CliContext)
-            if ctx is None:
-                raise UserError("--trial-id needs the flywheel store (run through `flywheel`)")
-            store_report(ctx.store(), trial_id, report, trace_id=trace_id)
+            ctx = _cli_context("--trial-id")
+            store_report(ctx.store(), trial_id, report, trace_id=trace_id,
+                         project_id=ctx.settings.project)
         if as_json:
             echo_json(
                 {
