@@ -63,6 +63,14 @@ from ._ablate import (
     load_results,
     run_ablation,
 )
+from ._ablate_evalset import (
+    EvalsetSource,
+    EvalUnit,
+    evalset_root,
+    load_evalset_source,
+    task_environment,
+)
+from ._ablate_grading import AGENTDOJO_UTILITY, AgentDojoUtilityGrader, CallCapture, suite_task
 from ._ablate_report import (
     AblationReport,
     ConfigResult,
@@ -183,6 +191,15 @@ __all__ = [
     "load_plan",
     "load_results",
     "run_ablation",
+    "EvalsetSource",
+    "EvalUnit",
+    "evalset_root",
+    "load_evalset_source",
+    "task_environment",
+    "AGENTDOJO_UTILITY",
+    "AgentDojoUtilityGrader",
+    "CallCapture",
+    "suite_task",
     "AblationReport",
     "ConfigResult",
     "PairedDelta",

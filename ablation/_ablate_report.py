@@ -10,6 +10,12 @@ Newcombe's paired-score interval with the exact McNemar p when there is one
 run per task. pass^k (eq. 5) uses k = runs per task. Cost per accepted task
 charges every initiated trial (13.5.5); tokens are reported separately from
 money. Horizon columns come from ``_horizon`` (playbook, "Horizon").
+
+Acceptance is the eval-set graders' (every mandatory criterion passes,
+13.2.3); unresolved trials (a mandatory criterion ``unknown`` or
+``pending``) stay in the denominator as not accepted and are counted apart.
+Rows without grades (ablations stored before grading) fall back to
+AgentDojo's utility verdict.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ class ConfigResult:
     budget_exhausted: int
     horizon: HorizonEstimate
     rank: int | None = None
+    unresolved: int = 0
 
 
 @dataclass
@@ -102,6 +109,8 @@ class AblationReport:
     configs: list[ConfigResult]
     oracle_effects: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+    source: str = ""
+    acceptance: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able form (``inf``/``nan`` become ``None``)."""
@@ -132,8 +141,20 @@ def _by_config(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[Unit, dict[i
     return out
 
 
+#: How acceptance is decided, as the report states it.
+ACCEPTANCE = "eval-set graders: every mandatory criterion passes (unresolved = not accepted)"
+
+
 def _ok(r: Mapping[str, Any]) -> float:
+    """1 when the graders accepted the trial (legacy rows without grades: AgentDojo utility)."""
+    accepted = r.get("accepted")
+    if accepted is not None:
+        return 1.0 if accepted else 0.0
     return 1.0 if r.get("utility") else 0.0
+
+
+def _unresolved(r: Mapping[str, Any]) -> bool:
+    return str(r.get("verdict") or "") in ("unknown", "pending")
 
 
 def paired_delta(
@@ -257,10 +278,9 @@ def analyse(
         n = len(flat)
         acc = int(sum(_ok(r) for r in flat))
         w = wilson_interval(acc, n, confidence) if n else None
-        cpa = cost_per_accepted_task([float(r.get("cost") or 0.0) for r in flat],
-                                     [bool(r.get("utility")) for r in flat]) if n else None
-        tpa = cost_per_accepted_task([float(r.get("tokens") or 0) for r in flat],
-                                     [bool(r.get("utility")) for r in flat]) if n else None
+        ok = [bool(_ok(r)) for r in flat]
+        cpa = cost_per_accepted_task([float(r.get("cost") or 0.0) for r in flat], ok) if n else None
+        tpa = cost_per_accepted_task([float(r.get("tokens") or 0) for r in flat], ok) if n else None
         pk = _pass_k_per_task(units, k)
         vs = step = pkd = None
         if key != BASELINE:
@@ -288,7 +308,10 @@ def analyse(
                 total_tokens=int(tpa.total_cost) if tpa else 0,
                 errors=sum(r.get("status") == "error" for r in flat),
                 budget_exhausted=sum(r.get("status") == "budget_exhausted" for r in flat),
-                horizon=estimate_horizon(flat, confidence),
+                horizon=estimate_horizon(
+                    [{**r, "utility": bool(_ok(r))} for r in flat], confidence
+                ),
+                unresolved=sum(_unresolved(r) for r in flat),
             )
         )
     ranked = sorted(
@@ -308,7 +331,19 @@ def analyse(
         configs=results,
         oracle_effects=effects,
         note=NOTE,
+        source=_source(plan),
+        acceptance=ACCEPTANCE,
     )
+
+
+def _source(plan: AblationPlan) -> str:
+    text = plan.source
+    if plan.skipped:
+        text += (
+            f"; {len(plan.skipped)} task(s) without a runnable environment skipped "
+            f"(--skip-unrunnable): {', '.join(plan.skipped)}"
+        )
+    return text
 
 
 def oracle_effects(plan: AblationPlan, results: Sequence[ConfigResult]) -> list[dict[str, Any]]:
@@ -370,28 +405,30 @@ def to_markdown(rep: AblationReport) -> str:
     lines = [
         f"# Oracle ablation {rep.ablation_id}",
         "",
-        f"Suite `{plan['suite']}`, agent `{plan['agent']['name']}`, "
+        f"Source: {rep.source or 'suite ' + plan['suite']}.",
+        f"Agent `{plan['agent']['name']}`, "
         f"{plan['runs']} run(s) per task, "
         f"seed {plan['seed']}, budget {plan['budget']} (the same for every configuration).",
+        f"Acceptance: {rep.acceptance or ACCEPTANCE}.",
         f"Mode: **{rep.mode}**; oracle order: {', '.join(rep.order) or '-'}.",
         f"{rep.note}",
         "",
         f"## Configurations (paired {conf} % intervals against the baseline; "
         f"{'Newcombe, ' if one_run else ''}task-clustered bootstrap)",
         "",
-        "| rank | configuration | trials | acceptance [Wilson] "
+        "| rank | configuration | trials | unresolved | acceptance [Wilson] "
         "| delta vs baseline [bootstrap] |"
         + (" Newcombe | McNemar p |" if one_run else "")
         + (" marginal step |" if rep.mode == "marginal" else "")
         + f" pass^{rep.k} | delta pass^{rep.k} | cost/accepted | tokens/accepted |",
-        "|---|---|---|---|---|"
+        "|---|---|---|---|---|---|"
         + ("---|---|" if one_run else "")
         + ("---|" if rep.mode == "marginal" else "")
         + "---|---|---|---|",
     ]
     for c in sorted(rep.configs, key=lambda c: c.rank or 0):
         row = (
-            f"| {c.rank or '-'} | {c.key} | {c.trials} | {_f(c.acceptance)} "
+            f"| {c.rank or '-'} | {c.key} | {c.trials} | {c.unresolved} | {_f(c.acceptance)} "
             f"[{_f(c.acceptance_lo)}, {_f(c.acceptance_hi)}] | {_iv(c.vs_baseline)} |"
         )
         if one_run:

@@ -19,7 +19,9 @@ from rich.progress import (
 from flywheel import UserError
 from flywheel._clikit import CliContext, echo_json, pass_cli, stderr_console
 
-from ._ablate import AblationPlan, load_results, run_ablation
+from ._ablate import AblationPlan, load_plan, load_results, run_ablation
+from ._ablate_evalset import evalset_root as _evalset_root
+from ._ablate_evalset import load_evalset_source
 from ._ablate_report import analyse, plot_png, to_markdown
 from ._agents import parse_agent
 from ._budget import Budget
@@ -31,12 +33,54 @@ def _csv(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-@click.command("ablate")
+_HELP = """Baseline and oracle configurations on the same tasks: which component to fix first.
+
+\b
+Source (one of):
+  --suite agentdojo:SUITE       the suite's user tasks (--tasks picks some);
+                                graded by AgentDojo's utility check (the
+                                `agentdojo-utility` grader)
+  --evalset NAME@VERSION        a released eval set (verified first); each
+                                task runs in its metadata.environment and is
+                                graded by its own criteria (--tasks picks
+                                task ids; --skip-unrunnable leaves out tasks
+                                without a runnable environment, and the
+                                report lists them)
+
+Every configuration runs the same (task, run) cells with the same seeds and
+budget, one fresh environment per trial; every trial is a trace in the
+store, graded with evalset.grade_trial (acceptance = every mandatory
+criterion passes). The report gives, per configuration: acceptance
+[Wilson], the paired delta vs the baseline [task-clustered bootstrap;
+Newcombe + McNemar with --runs 1], the marginal step, pass^k and its delta,
+cost and tokens per accepted task, the rank, the oracle order, and the
+caveat that deltas are not additive. Interrupted? Re-run with
+--resume ABLATION_ID.
+
+\b
+Examples:
+  flywheel ablate --suite agentdojo:banking --oracles planner,tools --runs 3
+  flywheel ablate --evalset banking@3f2a --oracles planner,tools --runs 2 --out rep/
+
+More: docs/ablation.md.
+"""
+
+
+@click.command("ablate", help=_HELP)
 @click.option("--suite", help="agentdojo:banking | agentdojo:slack | agentdojo:travel | "
-              "agentdojo:workspace (an --evalset NAME@VERSION source is not implemented yet).")
+              "agentdojo:workspace.")
 @click.option("--evalset", "evalset_ref",
-              help="NAME@VERSION: run an eval set's tasks (not implemented yet; use --suite).")
-@click.option("--tasks", help="Comma-separated user task ids (default: all of the suite).")
+              help="NAME@VERSION (a unique version prefix, or NAME for the latest): run a "
+              "released eval set's tasks, graded by their criteria.")
+@click.option("--evalset-root", type=click.Path(file_okay=False), default=None,
+              envvar="FLYWHEEL_EVALSETS_DIR",
+              help="Directory of released versions (default: beside the chDB store or "
+              "./.flywheel/evalsets; the same as `flywheel evalset --root`).")
+@click.option("--skip-unrunnable", is_flag=True,
+              help="With --evalset: skip tasks without a runnable environment (listed in the "
+              "report) instead of refusing the run.")
+@click.option("--tasks", help="Comma-separated task ids: user tasks of the suite, or task ids "
+              "of the eval set (default: all).")
 @click.option("--agent", "agent_text", default="reference", show_default=True,
               help="reference | ground_truth | module:function | openai:URL[#MODEL] | "
               "subprocess:COMMAND")
@@ -67,6 +111,8 @@ def ablate_cmd(
     obj: CliContext,
     suite: str | None,
     evalset_ref: str | None,
+    evalset_root: str | None,
+    skip_unrunnable: bool,
     tasks: str | None,
     agent_text: str,
     oracles: str,
@@ -85,18 +131,19 @@ def ablate_cmd(
     out_dir: str | None,
     as_json: bool,
 ) -> None:
-    """Baseline and oracle configurations on the same tasks: which component to fix first."""
     from ._cli import _hazards
 
-    if evalset_ref:
-        raise UserError(
-            f"--evalset {evalset_ref}: eval-set sources are not implemented for ablate yet; "
-            "use --suite agentdojo:SUITE [--tasks ...]"
-        )
+    if suite and evalset_ref:
+        raise UserError("--suite and --evalset are two sources; give one of them")
+    if skip_unrunnable and not evalset_ref:
+        raise UserError("--skip-unrunnable applies to --evalset only")
     plan: AblationPlan | None = None
-    if not resume or suite:
-        if not suite:
-            raise UserError("--suite is required (e.g. agentdojo:banking), or --resume ABLATION_ID")
+    if not resume or suite or evalset_ref:
+        if not suite and not evalset_ref:
+            raise UserError(
+                "give a source: --suite agentdojo:SUITE or --evalset NAME@VERSION "
+                "(or --resume ABLATION_ID)"
+            )
         agent = parse_agent(agent_text)
         if hazards:
             if agent.name != "reference":
@@ -112,15 +159,31 @@ def ablate_cmd(
             raise UserError(f"--oracles: name at least one of {', '.join(SEAMS)}")
         if not 0.5 <= confidence < 1.0:
             raise UserError(f"--confidence {confidence}: choose a level in [0.5, 1), e.g. 0.95")
+        source: dict[str, Any] = {"suite": suite or "", "tasks": tuple(_csv(tasks))}
+        if evalset_ref:
+            src = load_evalset_source(
+                _evalset_root(obj.settings.store, evalset_root),
+                evalset_ref,
+                tasks=_csv(tasks),
+                skip_unrunnable=skip_unrunnable,
+            )
+            source = {
+                "suite": f"evalset:{src.ref}",
+                "tasks": tuple(_csv(tasks)),
+                "evalset": src.ref,
+                "evalset_sha256": src.manifest_sha256,
+                "evalset_path": str(src.path),
+                "units": src.units,
+                "skipped": tuple(t for t, _ in src.unrunnable),
+            }
         plan = AblationPlan(
-            suite=suite,
             agent=agent,
             oracles=tuple(declared),
             lattice=lattice,
             runs=runs,
             budget=Budget(budget_calls, budget_writes, budget_tokens, budget_wall),
             seed=seed,
-            tasks=tuple(_csv(tasks)),
+            **source,
         )
         plan.trials()  # validate suite, tasks and runs before anything is written
     store = obj.store()
@@ -137,6 +200,7 @@ def ablate_cmd(
         disable=as_json,
     )
     state: dict[str, Any] = {"spend": 0.0, "tokens": 0}
+    run_plan = plan if plan is not None else load_plan(store, str(resume), project=project)
     with progress:
         bar = progress.add_task("ablate", total=None, spend="$0.0000")
 
@@ -147,6 +211,11 @@ def ablate_cmd(
                     f"ablation {ablation_id}: {total} trial(s), {total - todo} already in the "
                     f"store; resume with --resume {ablation_id}"
                 )
+                if run_plan.skipped:
+                    stderr_console().print(
+                        f"skipped {len(run_plan.skipped)} task(s) without a runnable "
+                        f"environment: {', '.join(run_plan.skipped)}"
+                    )
 
         def on_trial(rec: TrialRecord) -> None:
             state["spend"] += rec.cost

@@ -74,6 +74,48 @@ def snapshot_ref(material: TraceMaterial | None, which: str) -> str:
     return f"trial:{trial}#{which}" if trial else ""
 
 
+#: Root-span attributes that name the environment a harness trial ran in.
+ENVIRONMENT_ATTRIBUTES = (
+    "flywheel.environment",
+    "flywheel.suite",
+    "flywheel.task.id",
+    "flywheel.injection_task.id",
+)
+
+
+def environment_of(material: TraceMaterial | None) -> dict[str, Any] | None:
+    """The runnable environment a trace's task came from, or None.
+
+    A released task must say where it runs, so ``flywheel ablate --evalset``
+    can run it again. Read from plain root-span attributes (no harness
+    import): an explicit ``flywheel.environment`` JSON object wins; else a
+    harness trial's ``flywheel.suite`` (``KIND:SUITE``), ``flywheel.task.id``
+    and ``flywheel.injection_task.id`` give
+    ``{"kind", "suite", "user_task", "injection_task"}``.
+    """
+    if material is None:
+        return None
+    attrs = material.root_attributes
+    explicit = attrs.get("flywheel.environment", "")
+    if explicit:
+        try:
+            doc = json.loads(explicit)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and doc.get("kind"):
+            return doc
+    kind, sep, suite = attrs.get("flywheel.suite", "").partition(":")
+    task = attrs.get("flywheel.task.id", "")
+    if not (sep and kind and suite and task):
+        return None
+    return {
+        "kind": kind,
+        "suite": suite,
+        "user_task": task,
+        "injection_task": attrs.get("flywheel.injection_task.id") or None,
+    }
+
+
 def _final_output(steps: Sequence[TraceStep]) -> str:
     for s in reversed(steps):
         if s.tool_name is None and s.output_text:
@@ -219,6 +261,7 @@ def draft_task(
         )
     )
     report = candidate.report()
+    environment = environment_of(material)
     task = Task(
         task_id=task_id,
         slice=candidate.slice or "all",
@@ -240,6 +283,7 @@ def draft_task(
             "redaction": {"total": report.get("total", 0), "counts": report.get("counts", {})},
             "sampling_policy": candidate.policy_id,
             "final_state_ref": sT,
+            **({"environment": environment} if environment is not None else {}),
             "drafted_by": DRAFT_VERSION,
             "review_todo": todo,
         },
@@ -279,6 +323,7 @@ def draft_candidates(
     if not todo:
         return []
     material = load_traces(store, [c.trace_id for c in todo], project=project)
+    _add_environment_attributes(store, material, project)
     out = []
     for c in todo:
         task = draft_task(
@@ -292,3 +337,20 @@ def draft_candidates(
             progress()
     write_candidates(store, out)
     return out
+
+
+def _add_environment_attributes(
+    store: Store, material: dict[str, TraceMaterial], project: str
+) -> None:
+    """Add the root attributes ``environment_of`` reads that the trace loader leaves out."""
+    ids = list(material)
+    for i in range(0, len(ids), 2000):
+        rows = store.query(
+            f"SELECT TraceId AS trace_id, mapFilter((k, v) -> has({{keys:Array(String)}}, k), "
+            f"SpanAttributes) AS a FROM {store.otel_table} WHERE ProjectId = {{project:String}} "
+            "AND TraceId IN {ids:Array(String)} AND ParentSpanId = ''",
+            {"project": project, "ids": ids[i : i + 2000], "keys": list(ENVIRONMENT_ATTRIBUTES)},
+        )
+        for r in rows:
+            for k, v in (r["a"] or {}).items():
+                material[r["trace_id"]].root_attributes.setdefault(k, v)

@@ -284,7 +284,7 @@ def test_cli_ablate_markdown_with_progress(store: Store) -> None:
     assert "Mode: **lattice**" in res.output and "Shapley" in res.output
     assert "ran 8 trial(s)" in res.output
     res = CliRunner().invoke(cli, ["--store", _url(store), "ablate", "--evalset", "x@1"])
-    assert res.exit_code == 1 and "not implemented" in res.output
+    assert res.exit_code == 1 and "no released versions of eval set 'x'" in res.output
 
 
 def test_shapley_sums_to_the_total_effect() -> None:

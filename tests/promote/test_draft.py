@@ -137,3 +137,30 @@ def test_every_draft_builds_its_graders(source: str) -> None:
     t = draft_task(cand(source), material())
     for c in t.criteria:
         build_grader(c.grader)
+
+
+def test_environment_is_recorded_from_harness_attributes() -> None:
+    from promote._draft import environment_of
+
+    harness = {
+        "flywheel.suite": "agentdojo:banking",
+        "flywheel.task.id": "user_task_3",
+        "flywheel.trial.id": "t1",
+    }
+    t = draft_task(cand(), material(**harness))
+    assert t.metadata["environment"] == {
+        "kind": "agentdojo",
+        "suite": "banking",
+        "user_task": "user_task_3",
+        "injection_task": None,
+    }
+    injected = material(**harness, **{"flywheel.injection_task.id": "injection_task_0"})
+    assert environment_of(injected)["injection_task"] == "injection_task_0"  # type: ignore[index]
+    explicit = json.dumps({"kind": "webshop", "site": "s1"})
+    assert environment_of(material(**harness, **{"flywheel.environment": explicit})) == {
+        "kind": "webshop",
+        "site": "s1",
+    }
+    assert "environment" not in draft_task(cand(), material()).metadata
+    assert "environment" not in draft_task(cand(), None).metadata
+    assert environment_of(material(**{"flywheel.suite": "banking"})) is None
