@@ -33,6 +33,8 @@ ROOT_ATTRIBUTES = frozenset(
         "flywheel.task.id",
         "flywheel.suite",
         "flywheel.golden",
+        "flywheel.injection_task.id",
+        "flywheel.environment",
     }
 )
 

@@ -74,15 +74,6 @@ def snapshot_ref(material: TraceMaterial | None, which: str) -> str:
     return f"trial:{trial}#{which}" if trial else ""
 
 
-#: Root-span attributes that name the environment a harness trial ran in.
-ENVIRONMENT_ATTRIBUTES = (
-    "flywheel.environment",
-    "flywheel.suite",
-    "flywheel.task.id",
-    "flywheel.injection_task.id",
-)
-
-
 def environment_of(material: TraceMaterial | None) -> dict[str, Any] | None:
     """The runnable environment a trace's task came from, or None.
 
@@ -168,19 +159,30 @@ def draft_task(
     task_id = draft_task_id(candidate)
     todo: list[str] = []
     criteria: list[Criterion] = []
+    write_path = [t for t in tools if not _READ_TOOL.match(t)]
     if tools:
+        # Reads are how an agent finds things out and vary from run to run; the writes are
+        # what the task asks for. A read-only task keeps its reads as the path.
+        required = write_path or tools
         criteria.append(
             Criterion(
                 id="tool-path",
                 kind=CriterionKind.POLICY,
                 role=CriterionRole.MANDATORY,
-                grader=GraderSpec(name="policy", args={"required_sequence": tools}),
-                description="The reference tool path is followed (in order).",
+                grader=GraderSpec(name="policy", args={"required_sequence": required}),
+                description="The source run's state-changing calls happen, in this order."
+                if write_path
+                else "The reference tool path is followed (in order).",
             )
         )
         if failed:
             todo.append("tool-path: the observed path of a failed run; write the intended path")
-    writes = sorted({t for t in tools if not _READ_TOOL.match(t)})
+        elif write_path:
+            todo.append(
+                "tool-path: every write of one source run; drop any the task does not need "
+                "(a recovered mistake would make the task unpassable)"
+            )
+    writes = sorted(set(write_path))
     s0 = snapshot_ref(material, "s0")
     sT = snapshot_ref(material, "sT")
     expected_state: Any = None
@@ -323,7 +325,6 @@ def draft_candidates(
     if not todo:
         return []
     material = load_traces(store, [c.trace_id for c in todo], project=project)
-    _add_environment_attributes(store, material, project)
     out = []
     for c in todo:
         task = draft_task(
@@ -338,19 +339,3 @@ def draft_candidates(
     write_candidates(store, out)
     return out
 
-
-def _add_environment_attributes(
-    store: Store, material: dict[str, TraceMaterial], project: str
-) -> None:
-    """Add the root attributes ``environment_of`` reads that the trace loader leaves out."""
-    ids = list(material)
-    for i in range(0, len(ids), 2000):
-        rows = store.query(
-            f"SELECT TraceId AS trace_id, mapFilter((k, v) -> has({{keys:Array(String)}}, k), "
-            f"SpanAttributes) AS a FROM {store.otel_table} WHERE ProjectId = {{project:String}} "
-            "AND TraceId IN {ids:Array(String)} AND ParentSpanId = ''",
-            {"project": project, "ids": ids[i : i + 2000], "keys": list(ENVIRONMENT_ATTRIBUTES)},
-        )
-        for r in rows:
-            for k, v in (r["a"] or {}).items():
-                material[r["trace_id"]].root_attributes.setdefault(k, v)

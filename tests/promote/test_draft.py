@@ -75,7 +75,8 @@ def test_success_with_snapshots_drafts_every_field() -> None:
     assert t.source_trace_id == "ab" * 16 and t.golden is False
     crit = {c.id: c for c in t.criteria}
     assert crit["tool-path"].role is CriterionRole.MANDATORY
-    assert crit["tool-path"].grader.args == {"required_sequence": ["lookup_order", "refund_order"]}
+    # the writes are required; reads (how the agent found things out) may differ between runs
+    assert crit["tool-path"].grader.args == {"required_sequence": ["refund_order"]}
     assert crit["reply-judge"].role is CriterionRole.DIAGNOSTIC
     assert crit["side-effects"].grader.name == "side-effect"
     assert crit["budget"].grader.args == {
@@ -92,6 +93,7 @@ def test_success_with_snapshots_drafts_every_field() -> None:
     assert m["cluster"] == {"id": "ab" * 16, "size": 7} and m["redaction"]["counts"] == {"EMAIL": 2}
     assert m["sampling_policy"] == "default@1#abc"
     assert not any(x.startswith(("initial_state", "expected_state")) for x in m["review_todo"])
+    assert any(x.startswith("tool-path: every write") for x in m["review_todo"])
 
 
 def test_failure_leaves_todos_for_the_reviewer() -> None:
