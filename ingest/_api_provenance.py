@@ -37,12 +37,15 @@ class TraceProvenance(BaseModel):
     trace_id: str
     arguments: list[ProvenanceRecord]
     flagged: int
+    #: untrusted values the user's request authorised (method ``delegated``, no flag)
+    delegated: int = 0
 
 
 @router.get(
     "/api/traces/{trace_id}/provenance",
     operation_id="get_trace_provenance",
-    summary="Per tool argument: source kind, source span, method, confidence, trust, flags.",
+    summary="Per tool argument: source kind, source span, method, confidence, trust, flags "
+    "(delegated values: method 'delegated', no flag).",
     response_model=TraceProvenance,
     responses={404: {"description": "unknown trace"}},
 )
@@ -57,4 +60,5 @@ async def get_trace_provenance(
     rows = await run_in_threadpool(read_provenance, store, trace_id, project=project)
     records = [ProvenanceRecord(**r) for r in rows]
     return TraceProvenance(trace_id=trace_id, arguments=records,
-                           flagged=sum(1 for r in records if r.flags))
+                           flagged=sum(1 for r in records if r.flags),
+                           delegated=sum(1 for r in records if r.method == "delegated"))

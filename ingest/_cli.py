@@ -87,16 +87,22 @@ def provenance_cmd(obj: CliContext, trace_id: str, recompute: bool, as_json: boo
     if recompute:
         compute_provenance(store, trace_id, project=project)
     rows = read_provenance(store, trace_id, project=project)
+    flagged = sum(1 for r in rows if r["flags"])
+    delegated = sum(1 for r in rows if r["method"] == "delegated")
     if as_json:
-        echo_json({"trace_id": trace_id, "arguments": rows})
+        echo_json({"trace_id": trace_id, "arguments": rows,
+                   "flagged": flagged, "delegated": delegated})
         return
-    table = Table(title=f"argument provenance of {trace_id}")
+    table = Table(title=f"argument provenance of {trace_id}",
+                  caption=f"{flagged} flagged, {delegated} untrusted but delegated by the user")
     for col in ("span", "tool", "argument", "source", "source span", "method", "conf", "trust", "flags"):
         table.add_column(col)
     for r in rows:
+        trust = "trusted" if r["trusted"] else (
+            "delegated" if r["method"] == "delegated" else "UNTRUSTED")
         table.add_row(r["span_id"][:8], r["tool_name"], r["path"], r["source_kind"],
                       r["source_span_id"][:8], r["method"], f"{r['confidence']:.2f}",
-                      "trusted" if r["trusted"] else "UNTRUSTED", ",".join(r["flags"]))
+                      trust, ",".join(r["flags"]))
     from rich.console import Console
 
     Console().print(table)

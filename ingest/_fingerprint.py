@@ -20,7 +20,13 @@ from typing import Any
 
 _WS = re.compile(r"\s+")
 _NUM = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
-_TOKEN = re.compile(r"[\w@.+:/<>-]+", re.UNICODE)
+_TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|[\w@.+:/<>-]+", re.UNICODE)
+_SENTENCE_JOIN = re.compile(r"(?<=[a-z0-9])\.(?=[A-Z][a-z])")
+#: Words too common to show that two texts share an origin (partial matches ignore them).
+STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have i in is it its me my no not of on or our "
+    "so that the their them they this to was we were will with you your".split()
+)
 #: Longest token n-gram fingerprinted inside a long text.
 MAX_NGRAM = 12
 
@@ -35,8 +41,10 @@ def normalise(value: Any) -> str:
     bare = text.strip("$€£ ")
     if _NUM.match(bare):
         return _number(float(bare.replace(",", "")))
-    if " " in text and all(len(t) <= 6 and t.isalnum() for t in text.split(" ")) and any(
-        c.isdigit() for c in text
+    if (
+        " " in text
+        and all(len(t) <= 6 and t.isalnum() for t in text.split(" "))
+        and any(c.isdigit() for c in text)
     ):
         return text.replace(" ", "")  # grouped identifiers: IBANs, card numbers
     return text
@@ -55,19 +63,21 @@ def fingerprint(text: str, salt: bytes) -> int:
 
 
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """Leaf values of a JSON document with their paths (``a/0/b``).
+    r"""Leaf values of a JSON document with their paths (``a/0/b``).
 
     Strings that hold JSON are opened too (tool results often do), so nested
-    documents match like any other.
+    documents match like any other; a JSON-encoded string (``"line\nline"``)
+    is its decoded text.
     """
     if isinstance(value, str):
         s = value.strip()
-        if s[:1] in "{[" and len(s) > 1:
+        if s[:1] in '{["' and len(s) > 1:
             try:
                 inner = json.loads(s)
             except (json.JSONDecodeError, RecursionError):
                 inner = None
-            if isinstance(inner, dict | list):
+            if isinstance(inner, dict | list) or (isinstance(inner, str) and s[0] == '"'):
+                # a JSON-encoded string result is its decoded text, not its escapes
                 yield from leaves(inner, path)
                 return
     if isinstance(value, dict):
@@ -81,34 +91,62 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def tokens(text: str) -> list[str]:
-    """Word-like tokens (keeps emails, IBANs, URLs, decimals whole)."""
-    return [t.strip(".,:;") for t in _TOKEN.findall(text) if t.strip(".,:;")]
+    """Word-like tokens (keeps emails, IBANs, URLs, decimals, ``10,000`` whole)."""
+    out = []
+    for tok in _TOKEN.findall(text):
+        for t in _SENTENCE_JOIN.split(tok):  # "site.com.Then": a missing space, not a host
+            t = t.strip(".,:;")
+            if t:
+                out.append(t)
+    return out
+
+
+_IDENTIFIER = re.compile(
+    r"^(?:\S+@\S+\.\w+"  # e-mail
+    r"|[a-z][a-z0-9+.-]*://\S+|www\.\S+"  # URL
+    r"|[\w-]+(?:\.[\w-]+)*\.[a-z]{2,24}(?:/\S*)?"  # host.tld[/path]
+    r"|(?=[\w-]*\d{5})[\w-]{6,})$",  # account numbers, IBANs, phone numbers
+    re.IGNORECASE,
+)
+
+
+def identifier_tokens(text: str) -> list[str]:
+    """Tokens of ``text`` that address something: e-mails, URLs, hosts, account numbers.
+
+    These are what an injected instruction needs to smuggle into otherwise
+    model-written text (a phishing link, an attacker's IBAN), so they are
+    traced on their own.
+    """
+    return [t for t in tokens(text) if len(t) >= 6 and _IDENTIFIER.match(t)]
 
 
 #: A text leaf with at least this many tokens is prose, not a field value.
 PROSE_TOKENS = 6
 
 
-def value_fingerprints(
-    value: Any, salt: bytes
-) -> tuple[set[int], set[int], set[int], set[int]]:
+def value_fingerprints(value: Any, salt: bytes) -> tuple[set[int], set[int], set[int], set[int]]:
     """(exact, norm, token, field) fingerprints of everything an observation holds.
 
     Exact and normalised fingerprints cover each leaf and each token n-gram of
     leaf texts (n <= MAX_NGRAM); the token set holds single normalised tokens,
     used for partial matches; the field set holds the whole values of short
     leaves (structured fields), so a match can tell a value *copied from a
-    field* from a value *extracted from prose*.
+    field* from a value *extracted from prose*. Every leaf of a structured
+    result (a record, a list) is a field whatever its length -- a channel
+    name, a whole message body; in a bare text result only a short whole
+    text is (under ``PROSE_TOKENS`` tokens).
     """
     exact: set[int] = set()
     norm: set[int] = set()
     toks: set[int] = set()
     fields: set[int] = set()
-    for _, leaf in leaves(value):
+    all_leaves = list(leaves(value))
+    structured = len(all_leaves) > 1 or any(path for path, _ in all_leaves)
+    for _, leaf in all_leaves:
         raw = str(leaf) if not isinstance(leaf, bool) else ("true" if leaf else "false")
         exact.add(fingerprint("x:" + raw.strip(), salt))
         norm.add(fingerprint("n:" + normalise(leaf), salt))
-        if not isinstance(leaf, str) or len(tokens(leaf)) < PROSE_TOKENS:
+        if structured or not isinstance(leaf, str) or len(tokens(leaf)) < PROSE_TOKENS:
             fields.add(fingerprint("n:" + normalise(leaf), salt))
         if isinstance(leaf, str):
             raw_toks = tokens(leaf)
@@ -118,19 +156,30 @@ def value_fingerprints(
             if len(raw_toks) > 1:
                 for n in range(1, min(MAX_NGRAM, len(raw_toks)) + 1):
                     for i in range(len(raw_toks) - n + 1):
-                        exact.add(fingerprint("x:" + " ".join(raw_toks[i:i + n]), salt))
-                        norm.add(fingerprint("n:" + " ".join(norm_toks[i:i + n]), salt))
+                        exact.add(fingerprint("x:" + " ".join(raw_toks[i : i + n]), salt))
+                        norm.add(fingerprint("n:" + " ".join(norm_toks[i : i + n]), salt))
                         if n > 1:  # grouped identifiers written with spaces
-                            norm.add(fingerprint("n:" + "".join(norm_toks[i:i + n]), salt))
+                            norm.add(fingerprint("n:" + "".join(norm_toks[i : i + n]), salt))
     return exact, norm, toks, fields
 
 
 def argument_fingerprints(leaf: Any, salt: bytes) -> tuple[int, int, list[int]]:
-    """(exact, norm, per-token) fingerprints of one argument value."""
+    """(exact, norm, per-token) fingerprints of one argument value.
+
+    The per-token list leaves out ``STOPWORDS``: sharing "the" and "is" with a
+    document says nothing about where a sentence came from.
+    """
     raw = str(leaf) if not isinstance(leaf, bool) else ("true" if leaf else "false")
     norm_text = normalise(leaf)
-    toks = [fingerprint("n:" + normalise(t), salt) for t in tokens(str(leaf))] if isinstance(
-        leaf, str) else []
+    toks = (
+        [
+            fingerprint("n:" + normalise(t), salt)
+            for t in tokens(str(leaf))
+            if t.casefold() not in STOPWORDS
+        ]
+        if isinstance(leaf, str)
+        else []
+    )
     exact_text = raw.strip()
     if isinstance(leaf, str) and len(tokens(leaf)) > 1:
         exact_text = " ".join(tokens(leaf))

@@ -13,8 +13,11 @@ method     meaning                                                    conf.
 declared   the agent said so on the span                              1.00
 exact      the verbatim value (or a verbatim token run) was observed  0.95
 normalised equal after case/space/number/JSON normalisation           0.85
-partial    at least half of the value's tokens were observed          0.4-0.7
+partial    at least half of the value's tokens were observed, or an   0.4-0.7
+           identifier inside it (URL, e-mail, account number) was
 none       found nowhere: attributed to the model                     0.50
+delegated  matched (as above) in an untrusted source the user named,  match
+           and authorised by the delegation rule (``_provenance_flow``)
 ========== ========================================================== =====
 
 Ambiguity rule: when several observations match at the best method, a
@@ -22,40 +25,52 @@ trusted source (user, system) is preferred -- the principal's own words
 explain the value -- else the most recent untrusted one; the record is marked
 ambiguous, lists the alternatives, and its confidence is multiplied by 0.8.
 Trivial values (booleans, integers from -10 to 10, one- or two-character
-strings) are ``constant``: they match everything and prove nothing.
+strings) are ``constant``: they match everything and prove nothing. A span
+that repeats its child span's observation verbatim (a retrieval wrapping the
+tool call that did the read) is one observation, the child's.
 
-Flags: an argument of a sensitive tool whose source is untrusted is flagged
-when its value was *extracted from prose* (a substring of a longer text:
-where injected instructions live); a value that is a whole structured field
-of an untrusted result (an amount from a transaction record) is recorded as
-untrusted but not flagged unless ``allow_untrusted_fields`` is off. Memory
-writes with untrusted content are always flagged.
+Extraction: ``field`` when the value is a whole field of a structured
+result (or a whole short text), ``prose`` when it was cut out of free text
+(where injected instructions live), ``embedded`` when the value is text
+carrying an identifier (a link, an address, an account number) that only an
+untrusted source held. Flags and delegation: ``_provenance_flow``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._fingerprint import argument_fingerprints, leaves, value_fingerprints
+from ._fingerprint import (
+    argument_fingerprints,
+    fingerprint,
+    identifier_tokens,
+    leaves,
+    normalise,
+    tokens,
+    value_fingerprints,
+)
+from ._provenance_flow import Flow
+from ._provenance_policy import DEFAULT_SENSITIVE, ProvenancePolicy
 
 SOURCE_KINDS = ("user", "system", "tool_result", "retrieval", "memory", "model", "constant")
 TRUSTED_KINDS = frozenset({"user", "system"})
 METHOD_CONFIDENCE = {"declared": 1.0, "exact": 0.95, "normalised": 0.85, "none": 0.5}
-_METHOD_RANK = {"exact": 3, "normalised": 2, "partial": 1}
 PROVENANCE_PREFIX = "flywheel.provenance."
 
-#: Default sensitive tools: moving money, messages, email, sharing, deleting, permissions.
-DEFAULT_SENSITIVE = re.compile(
-    r"(send|transfer|pay|schedule_transaction|update_scheduled|wire|refund|email|message|"
-    r"post|share|invite|delete|remove|drop|grant|permission|add_user|update_password|"
-    r"reserve|book|publish|upload)",
-    re.IGNORECASE,
-)
+__all__ = [
+    "DEFAULT_SENSITIVE",
+    "SOURCE_KINDS",
+    "ArgumentProvenance",
+    "Observation",
+    "ProvenancePolicy",
+    "declare_provenance",
+    "infer_provenance",
+    "observations",
+]
 
 
 @dataclass(frozen=True)
@@ -91,26 +106,9 @@ class ArgumentProvenance:
     flags: list[str] = field(default_factory=list)
     #: "field" when the value is a whole structured field of its source,
     #: "prose" when it was extracted from free text (where injected
-    #: instructions live), "" when no source was found.
+    #: instructions live), "embedded" when it is text carrying an identifier
+    #: only an untrusted source held, "" when no source was found.
     extraction: str = ""
-
-
-@dataclass
-class ProvenancePolicy:
-    """Trust and sensitivity configuration."""
-
-    sensitive_tools: re.Pattern[str] = DEFAULT_SENSITIVE
-    trusted_tools: frozenset[str] = frozenset()
-    untrusted_kinds: frozenset[str] = frozenset({"tool_result", "retrieval", "memory"})
-    #: Whole structured fields of untrusted results (an amount from a
-    #: transaction record, an id from a listing) are data the agent was asked
-    #: to use; values extracted from prose are where injected instructions
-    #: live. False flags both (a strict CaMeL-style policy).
-    allow_untrusted_fields: bool = True
-
-    def is_sensitive(self, tool: str) -> bool:
-        """Whether a call of ``tool`` can move money, data or rights."""
-        return bool(self.sensitive_tools.search(tool or ""))
 
 
 def _is_trivial(value: Any) -> bool:
@@ -142,7 +140,8 @@ def _messages(text: str) -> list[tuple[str, Any]]:
             if "parts" in m:
                 content = [
                     p.get("content", p.get("text", p.get("response", p.get("result"))))
-                    for p in m["parts"] if isinstance(p, dict)
+                    for p in m["parts"]
+                    if isinstance(p, dict)
                 ]
             else:
                 content = m.get("content")
@@ -150,7 +149,9 @@ def _messages(text: str) -> list[tuple[str, Any]]:
     return out
 
 
-def observations(steps: Sequence[Mapping[str, Any]], salt: bytes, policy: ProvenancePolicy) -> list[Observation]:
+def observations(
+    steps: Sequence[Mapping[str, Any]], salt: bytes, policy: ProvenancePolicy
+) -> list[Observation]:
     """Every observation of a trace, in step order, as fingerprints."""
     obs: list[Observation] = []
     seen_messages: set[int] = set()
@@ -159,11 +160,29 @@ def observations(steps: Sequence[Mapping[str, Any]], salt: bytes, policy: Proven
         exact, norm, toks, fields = value_fingerprints(value, salt)
         if not exact:
             return
+        if kind in TRUSTED_KINDS:
+            # the same request seen again (the agent span's input, then each chat
+            # turn's history) is one source, not an ambiguity
+            key = hash((kind, frozenset(exact)))
+            if key in seen_messages:
+                return
+            seen_messages.add(key)
         trusted = kind in TRUSTED_KINDS or (
             kind == "tool_result" and str(step.get("tool_name", "")) in policy.trusted_tools
         )
-        obs.append(Observation(str(step["span_id"]), index, kind, ref, frozenset(exact),
-                               frozenset(norm), frozenset(toks), trusted, frozenset(fields)))
+        obs.append(
+            Observation(
+                str(step["span_id"]),
+                index,
+                kind,
+                ref,
+                frozenset(exact),
+                frozenset(norm),
+                frozenset(toks),
+                trusted,
+                frozenset(fields),
+            )
+        )
 
     for index, step in enumerate(steps):
         kind = step.get("kind")
@@ -183,7 +202,11 @@ def observations(steps: Sequence[Mapping[str, Any]], salt: bytes, policy: Proven
                 seen_messages.add(key)
                 src = "system" if role in ("system", "developer") else "user"
                 add(step, index, src, f"{role} message {i}", content)
-    return obs
+    # a span that repeats its child's observation verbatim (a retrieval wrapping
+    # the read that did the work) saw nothing new: keep the child's, which names the call
+    parent = {str(s["span_id"]): str(s.get("parent_span_id") or "") for s in steps}
+    repeated = {(parent[o.span_id], o.exact) for o in obs if parent.get(o.span_id)}
+    return [o for o in obs if o.kind in TRUSTED_KINDS or (o.span_id, o.exact) not in repeated]
 
 
 def declared(attributes: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -192,20 +215,24 @@ def declared(attributes: Mapping[str, str]) -> dict[str, dict[str, str]]:
     for key, value in attributes.items():
         if not key.startswith(PROVENANCE_PREFIX):
             continue
-        path, _, field_name = key[len(PROVENANCE_PREFIX):].rpartition(".")
+        path, _, field_name = key[len(PROVENANCE_PREFIX) :].rpartition(".")
         if path and field_name in ("source", "span_id", "ref"):
             out.setdefault(path, {})[field_name] = value
     return out
 
 
-def declare_provenance(span: Any, path: str, source: str, *, span_id: str = "", ref: str = "") -> None:
+def declare_provenance(
+    span: Any, path: str, source: str, *, span_id: str = "", ref: str = ""
+) -> None:
     """Record on an OTel span where argument ``path`` came from (the agent-side helper).
 
     ``path`` uses ``/`` between levels (``items/0/iban``); ``source`` is one of
     ``SOURCE_KINDS``. Any OTel SDK in any language can write the same keys.
     """
     if source not in SOURCE_KINDS:
-        raise ValueError(f"unknown provenance source {source!r}; use one of {', '.join(SOURCE_KINDS)}")
+        raise ValueError(
+            f"unknown provenance source {source!r}; use one of {', '.join(SOURCE_KINDS)}"
+        )
     span.set_attribute(f"{PROVENANCE_PREFIX}{path}.source", source)
     if span_id:
         span.set_attribute(f"{PROVENANCE_PREFIX}{path}.span_id", span_id)
@@ -213,7 +240,9 @@ def declare_provenance(span: Any, path: str, source: str, *, span_id: str = "", 
         span.set_attribute(f"{PROVENANCE_PREFIX}{path}.ref", ref[:200])
 
 
-def _match(leaf: Any, salt: bytes, candidates: Iterable[Observation]) -> tuple[str, float, list[Observation]]:
+def _match(
+    leaf: Any, salt: bytes, candidates: Iterable[Observation]
+) -> tuple[str, float, list[Observation]]:
     x, n, toks = argument_fingerprints(leaf, salt)
     best_rank, best_conf, best = 0, 0.0, []
     for ob in candidates:
@@ -237,6 +266,109 @@ def _match(leaf: Any, salt: bytes, candidates: Iterable[Observation]) -> tuple[s
     return method, best_conf, best
 
 
+def _embedded(leaf: Any, salt: bytes, candidates: Sequence[Observation]) -> list[Observation]:
+    """Untrusted observations holding an identifier of ``leaf`` that no trusted one holds.
+
+    A model-written message that carries an attacker's link or account number
+    matches its source on that identifier alone; the prose around it is the
+    model's. Sorted best first: most such identifiers held, then most recent.
+    """
+    if not isinstance(leaf, str):
+        return []
+    score: dict[int, int] = {}
+    for ident in identifier_tokens(leaf):
+        fp = fingerprint("n:" + normalise(ident), salt)
+        holders = [o for o in candidates if fp in o.tokens or fp in o.norm]
+        if holders and not any(o.trusted for o in holders):
+            for o in holders:
+                score[id(o)] = score.get(id(o), 0) + 1
+    found = [o for o in candidates if id(o) in score]
+    return sorted(found, key=lambda o: (score[id(o)], o.index), reverse=True)
+
+
+def _args(step: Mapping[str, Any]) -> Any:
+    text = step.get("arguments") if step.get("kind") == "tool" else step.get("input")
+    try:
+        return json.loads(text) if text else {}
+    except (json.JSONDecodeError, TypeError):
+        return text
+
+
+def _record(
+    step: Mapping[str, Any],
+    tool: str,
+    path: str,
+    leaf: Any,
+    decl: Mapping[str, Mapping[str, str]],
+    salt: bytes,
+    before: Sequence[Observation],
+    clean_memory: set[int],
+    echoes: Mapping[str, set[int]],
+) -> ArgumentProvenance:
+    """The provenance of one argument leaf (before flags)."""
+    span = str(step["span_id"])
+    if path in decl:
+        d = decl[path]
+        kind = d.get("source", "model")
+        return ArgumentProvenance(
+            span,
+            tool,
+            path,
+            kind,
+            d.get("span_id", ""),
+            d.get("ref", ""),
+            "declared",
+            1.0,
+            kind in TRUSTED_KINDS or kind in ("model", "constant"),
+        )
+    if _is_trivial(leaf):
+        return ArgumentProvenance(span, tool, path, "constant", "", "", "none", 0.5, True)
+    _, n_fp, _ = argument_fingerprints(leaf, salt)
+    # a result echoing its own call's argument ("sent 100 to X") is not where the value came from
+    before = [o for o in before if n_fp not in echoes.get(o.span_id, ())]
+    method, conf, found = _match(leaf, salt, before)
+    if n_fp in clean_memory:
+        found = [dataclasses.replace(o, trusted=True) if o.kind == "memory" else o for o in found]
+    carriers = _embedded(leaf, salt, before) if isinstance(leaf, str) else []
+    extraction = ""
+    if carriers and method in ("none", "partial"):
+        # the identifier, not the surrounding prose, says where the value came from
+        method, conf, found, extraction = "partial", 0.6, carriers, "embedded"
+    if not found:
+        return ArgumentProvenance(
+            span, tool, path, "model", "", "", "none", METHOD_CONFIDENCE["none"], True
+        )
+    trusted = [o for o in found if o.trusted]
+    if extraction == "embedded":
+        primary = found[0]
+    else:
+        primary = trusted[0] if trusted else max(found, key=lambda o: o.index)
+    ambiguous = len({(o.span_id, o.ref) for o in found}) > 1
+    if not extraction:
+        if n_fp in primary.fields:
+            extraction = "field"
+        elif (
+            not primary.trusted and len(tokens(str(leaf))) > 1 and any(o in carriers for o in found)
+        ):
+            extraction = "embedded"  # text cut from untrusted prose, carrying an identifier
+        else:
+            extraction = "prose"
+    return ArgumentProvenance(
+        span,
+        tool,
+        path,
+        primary.kind,
+        primary.span_id,
+        primary.ref,
+        method,
+        round(conf * (0.8 if ambiguous else 1.0), 3),
+        primary.trusted,
+        ambiguous,
+        [f"{o.kind}:{o.span_id}:{o.ref}" for o in found if o is not primary][:5],
+        extraction=extraction,
+    )
+
+
 def infer_provenance(
     steps: Sequence[Mapping[str, Any]],
     salt: bytes,
@@ -245,67 +377,39 @@ def infer_provenance(
     """Provenance of every argument leaf of every tool call in one trace.
 
     ``steps`` are agent steps in start order (dicts with span_id, kind,
-    tool_name, arguments, result, input, output, and optional attributes).
+    tool_name, arguments, result, input, output, and optional attributes and
+    parent_span_id). Flags and delegation follow ``_provenance_flow``.
     """
     policy = policy or ProvenancePolicy()
     obs = observations(steps, salt, policy)
     records: list[ArgumentProvenance] = []
+    flow = Flow(policy)
     # Memory is as trustworthy as what was written into it: values this trace
     # wrote from trusted sources come back trusted; values written from
     # untrusted sources, and memory that predates the trace, do not.
     clean_memory: set[int] = set()
+    echoes: dict[str, set[int]] = {}  # span -> normalised fingerprints of its call's arguments
     for index, step in enumerate(steps):
-        if step.get("kind") not in ("tool", "memory_write"):
+        kind = step.get("kind")
+        if kind not in ("tool", "memory_write", "retrieval"):
             continue
         tool = str(step.get("tool_name") or step.get("span_name") or "")
-        args_text = step.get("arguments") if step.get("kind") == "tool" else step.get("input")
-        try:
-            args = json.loads(args_text) if args_text else {}
-        except (json.JSONDecodeError, TypeError):
-            args = args_text
         decl = declared(step.get("attributes") or {})
         before = [o for o in obs if o.index < index]
-        for path, leaf in leaves(args):
-            path = path or "$"
-            if path in decl:
-                d = decl[path]
-                kind = d.get("source", "model")
-                rec = ArgumentProvenance(
-                    str(step["span_id"]), tool, path, kind, d.get("span_id", ""), d.get("ref", ""),
-                    "declared", 1.0, kind in TRUSTED_KINDS or kind in ("model", "constant"))
-            elif _is_trivial(leaf):
-                rec = ArgumentProvenance(str(step["span_id"]), tool, path, "constant", "", "",
-                                         "none", 0.5, True)
-            else:
-                method, conf, found = _match(leaf, salt, before)
-                _, n_fp, _ = argument_fingerprints(leaf, salt)
-                if n_fp in clean_memory:
-                    found = [
-                        dataclasses.replace(o, trusted=True) if o.kind == "memory" else o
-                        for o in found
-                    ]
-                if not found:
-                    rec = ArgumentProvenance(str(step["span_id"]), tool, path, "model", "", "",
-                                             "none", METHOD_CONFIDENCE["none"], True)
-                else:
-                    trusted = [o for o in found if o.trusted]
-                    primary = trusted[0] if trusted else max(found, key=lambda o: o.index)
-                    ambiguous = len({(o.span_id, o.ref) for o in found}) > 1
-                    rec = ArgumentProvenance(
-                        str(step["span_id"]), tool, path, primary.kind, primary.span_id, primary.ref,
-                        method, round(conf * (0.8 if ambiguous else 1.0), 3), primary.trusted,
-                        ambiguous,
-                        [f"{o.kind}:{o.span_id}:{o.ref}" for o in found if o is not primary][:5],
-                        extraction="field" if n_fp in primary.fields else "prose",
-                    )
-            if step.get("kind") == "memory_write" and rec.trusted:
+        call: list[tuple[ArgumentProvenance, Any]] = []
+        for path, leaf in leaves(_args(step)):
+            rec = _record(step, tool, path or "$", leaf, decl, salt, before, clean_memory, echoes)
+            if not _is_trivial(leaf):
+                echoes.setdefault(str(step["span_id"]), set()).add(
+                    argument_fingerprints(leaf, salt)[1]
+                )
+            if kind == "memory_write" and rec.trusted:
                 clean_memory.add(argument_fingerprints(leaf, salt)[1])
-            if not rec.trusted and rec.source_kind in policy.untrusted_kinds:
-                if step.get("kind") == "memory_write":
-                    rec.flags.append("untrusted_memory_write")
-                elif policy.is_sensitive(tool) and (
-                    rec.extraction != "field" or not policy.allow_untrusted_fields
-                ):
-                    rec.flags.append("untrusted_argument_to_sensitive_tool")
-            records.append(rec)
+            call.append((rec, leaf))
+        if kind == "retrieval":  # a query, not a call: only whether the user directed it
+            flow.note_source(str(step["span_id"]), tool, call, fetched=False)
+            continue
+        flow.judge(kind, tool, call)
+        flow.note_source(str(step["span_id"]), tool, call)
+        records.extend(rec for rec, _ in call)
     return records

@@ -14,8 +14,8 @@ from tui._view import age, argument_lines, badge, flags, next_open, parse_rule, 
 
 
 def test_public_api() -> None:
-    assert tui.__all__ == ["DEFAULT_URL", "ApiError", "ReviewApp", "ReviewClient", "StepRow",
-                           "make_app"]
+    assert sorted(tui.__all__) == ["ApiError", "DEFAULT_URL", "ReviewApp", "ReviewClient",
+                                   "StepRow", "make_app"]
 
 
 def test_age_and_flags() -> None:
