@@ -38,11 +38,16 @@ _MODEL = "reference-sim"
 
 
 def corrupt(value: Any, rng: Any) -> Any:
-    """A plausible but wrong version of ``value`` (a generated or misread argument)."""
+    """A plausible but wrong generated version of ``value`` (a wrong argument).
+
+    Generated, not read: never a near-copy of ``value`` (no off-by-one, no
+    transposition or truncation; see ``_attribution._nearcopy``), so a wrong
+    argument and a misread result stay distinguishable in the trace.
+    """
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):
-        return value + rng.choice((1, 2, 10))
+        return value + rng.choice((2, 7, 13))
     if isinstance(value, float):
         return round(value * 1.1 + 1.0, 2)
     if isinstance(value, str):
@@ -90,7 +95,10 @@ class ReferenceAgent:
       the step correctly.
     - ``misread_result`` (tools): the model misreads the previous tool result,
       and the wrong value surfaces in the next step's argument (or in the
-      final answer). Not with oracle tool results or oracle retrieval.
+      final answer): a near-copy of a value that was in the result (digits
+      transposed, off by one, truncated) or a neighbouring field of it --
+      derived from what was read, unlike a generated wrong argument. Not with
+      oracle tool results or oracle retrieval.
     - ``skip_verification`` (verifier): the agent does not check its step with
       the real verifier (a self-check that only sees tool errors). The oracle
       verifier checks every step itself, so there is nothing to skip.
@@ -188,16 +196,22 @@ class ReferenceAgent:
                 k = rng.choice(sorted(args))
                 args[k] = corrupt(args[k], rng)
                 faults.append(Fault("wrong_argument", "generation", i, k))
+            options = _misread_options(args, last[1]) if last is not None else {}
             if (
                 last is not None
                 and self._misread_opportunity(last[1])
-                and args
+                and options
                 and self._fire(ctx, "misread_result")
             ):
-                k = rng.choice(sorted(args))
-                args[k] = corrupt(args[k], rng)
+                how = rng.choice(sorted(options))
+                k, args[k] = rng.choice(options[how])
                 faults.append(
-                    Fault("misread_result", "tools", i, f"result of step {i - 1} misread into {k}")
+                    Fault(
+                        "misread_result",
+                        "tools",
+                        i,
+                        f"{how} from the result of step {i - 1} into {k}",
+                    )
                 )
             skip = not ctx.verifier_automatic and self._fire(ctx, "skip_verification")
             if skip:
@@ -232,13 +246,16 @@ class ReferenceAgent:
                     self._obey(ctx, history, i)
         answer = ref.ground_truth_output
         faults = []
+        misread = _answer_misread_options(answer, last[1]) if last is not None else {}
         if (
             last is not None
             and self._misread_opportunity(last[1])
+            and misread
             and self._fire(ctx, "misread_result")
         ):
-            answer = _mangle(answer, rng)
-            faults.append(Fault("misread_result", "tools", len(steps), "final answer"))
+            how = rng.choice(sorted(misread))
+            answer = rng.choice(misread[how])
+            faults.append(Fault("misread_result", "tools", len(steps), f"final answer: {how}"))
         self._turn(ctx, history, [text_message("assistant", answer)], faults)
         return answer
 
@@ -257,11 +274,45 @@ class ReferenceAgent:
             self._execute(ctx, call)
 
 
-def _mangle(answer: str, rng: Any) -> str:
-    """A misread final answer: its numbers shifted, or a wrong word when it has none."""
-    if re.search(r"\d", answer):
-        return re.sub(r"\d", lambda m: str((int(m.group()) + 1) % 10), answer)
-    return (answer + " (not sure)") if answer else "I could not find it."
+def _misread_options(args: dict[str, Any], result: ToolResult) -> dict[str, list[tuple[str, Any]]]:
+    """Misreadings of the previous result into this step's arguments, by kind of misreading.
+
+    A misread value comes from the result the agent read (see
+    ``misreadings``: a near-copy of the value that was there, or a
+    neighbouring field of it), unlike a generated wrong argument.
+    """
+    from ._attribution._nearcopy import misreadings
+
+    out: dict[str, list[tuple[str, Any]]] = {}
+    if result.error is not None:
+        return out
+    for k in sorted(args):
+        if isinstance(args[k], bool):
+            continue
+        for how, v in misreadings(args[k], result.value):
+            out.setdefault(how, []).append((k, v))
+    return out
+
+
+def _answer_misread_options(answer: str, result: ToolResult) -> dict[str, list[str]]:
+    """Misread final answers, by kind: a quoted value of the last result got wrong.
+
+    An answer that quotes a value of the result gets a near-copy or a
+    neighbouring field of it (``answer_misreadings``); one that quotes no
+    figure gives up ("not sure") although the result was there. An answer
+    with figures none of which were read (a derived total, a count) offers
+    no misreading.
+    """
+    from ._attribution._nearcopy import answer_misreadings
+
+    out: dict[str, list[str]] = {}
+    if result.error is not None:
+        return out
+    for how, text in answer_misreadings(answer, result.value):
+        out.setdefault(how, []).append(text)
+    if not out and not re.search(r"\d", answer):
+        out["gave up"] = [(answer + " (not sure)") if answer else "I could not find it."]
+    return out
 
 
 @register_agent("reference")

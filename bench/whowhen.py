@@ -7,7 +7,10 @@ on) and hand-crafted/ (58, Magentic-One; report only, never tuned on) is
 imported into a fresh embedded store as one trace per log, then attributed
 by the deterministic attributor (no model, no network) from the stored spans
 -- labels stay on the resource and are read only here, for scoring. Runs are
-known failures, so the attributor is told so (``assume_failed``).
+known failures, so the attributor is told so (``assume_failed``). The
+importer strips runtime stderr (Python warnings) captured into Magentic-One
+messages and stores a browsing agent's quoted page as what it observed (see
+docs/attribution.md); those were format fixes, not tuning.
 
 Scoring is EXACT match on agent name and on step index (the upstream
 evaluate.py counts a step as hit when the gold step is a substring of the

@@ -1,8 +1,16 @@
 """Failure attribution: taxonomy, deterministic signals, attributor, judge, Who&When import."""
 
 from ._attributor import VERSION, Attribution, attribute_steps, attribute_trace, walk_back
+from ._calibration import (
+    attribute_with_judge,
+    calibrate_judge,
+    judge_gate,
+    parse_judge,
+    read_calibration,
+)
 from ._faults import InjectedFault, read_faults, score_faults
 from ._judge import JudgeAttributor, JudgeResult, judge_agreement, parse_reply
+from ._nearcopy import near_copy
 from ._signals import LABEL_PREFIXES, Signal, Step, all_signals, load_trace, steps_from_rows
 from ._store import read_attribution, read_attributions, save_attributions, select_traces
 from ._taxonomy import (
@@ -18,6 +26,12 @@ from ._taxonomy import (
 from ._whowhen import import_whowhen, log_to_otlp, parse_log, read_labels, trace_id_for
 
 __all__ = [
+    "near_copy",
+    "read_calibration",
+    "parse_judge",
+    "judge_gate",
+    "calibrate_judge",
+    "attribute_with_judge",
     "CATEGORIES",
     "DESCRIPTIONS",
     "HAZARD_CATEGORY",

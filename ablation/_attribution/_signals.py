@@ -19,6 +19,8 @@ from typing import Any
 
 from flywheel import NotFoundError, Store
 
+from ._nearcopy import MAX_CUT, MIN_STR, is_number, near_copy, observed_leaves, same_value
+
 #: Span attributes that carry evaluation labels; the loader drops them so no
 #: signal can read them (Who&When labels, harness-injected faults).
 LABEL_PREFIXES: tuple[str, ...] = ("flywheel.sim.", "whowhen.label.", "flywheel.label.")
@@ -427,14 +429,24 @@ def grounding_signals(steps: Sequence[Step], *, start: int = 1) -> list[Signal]:
     An agent message or call argument that states a figure no earlier message,
     task text or tool result contained made that figure up (or took it from
     somewhere the trace cannot see): a grounding failure. Observations are the
-    evidence, so they are never flagged themselves.
+    evidence, so they are never flagged themselves; a model turn's own input
+    (its prompt) counts as observed before its output.
     """
     out: list[Signal] = []
     seen = ""
+    fields: dict[str, list[float]] = {}  # numeric fields of structured results, by key
     for s in steps:
         body = s.arguments if s.kind == "tool" else s.text
+        if s.kind not in ("agent", "tool"):
+            # a turn reads its input (prompt, the page a browsing agent was shown) before
+            # it speaks: figures there are observed, not stated
+            seen += " " + s.input.replace(",", "")
         if s.index >= start and not s.is_observation:
-            new = [n for n in dict.fromkeys(_numbers(body)) if n not in seen]
+            new = [
+                n
+                for n in dict.fromkeys(_numbers(body))
+                if n not in seen and not _aggregate_of(n, fields)
+            ]
             if new:
                 out.append(
                     Signal(
@@ -450,7 +462,67 @@ def grounding_signals(steps: Sequence[Step], *, start: int = 1) -> list[Signal]:
         said = "" if s.kind == "agent" else (s.output or s.result or "")
         seen += " " + (s.input or "") + " " + said + " " + (s.arguments or "")
         seen = seen.replace(",", "")
+        if s.is_observation:
+            _collect_fields(s.text, fields)
     return out
+
+
+def _collect_fields(text: str, fields: dict[str, list[float]]) -> None:
+    """Add a JSON result's numeric leaves to ``fields``, keyed by their field name."""
+    if not text.startswith(("{", "[")):
+        return
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return
+    stack: list[Any] = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if is_number(x):
+                    fields.setdefault(str(k), []).append(float(x))
+                else:
+                    stack.append(x)
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+#: Bounds of the aggregate check: values per field and the largest total, in cents.
+_MAX_TERMS, _MAX_CENTS = 64, 10**7
+
+
+def _aggregate_of(figure: str, fields: dict[str, list[float]]) -> bool:
+    """Whether ``figure`` is the sum of some values of one field of a structured result.
+
+    A total over read records (the spending of a month: the sum of the
+    amounts of its transactions) is derived from what was observed, not made
+    up. Only fields of JSON results count (a sum over free text would make
+    almost any figure reachable); exact to the cent, positive values, at
+    most ``_MAX_TERMS`` values per field.
+    """
+    try:
+        target = round(float(figure) * 100)
+    except ValueError:
+        return False
+    if target <= 0 or target > _MAX_CENTS:
+        return False
+    for values in fields.values():
+        positive = [v for v in values[-_MAX_TERMS:] if v > 0]
+        cents = [round(v * 100) for v in positive]
+        if len(cents) < 2 or any(
+            abs(c - v * 100) > 1e-6 for c, v in zip(cents, positive, strict=True)
+        ):
+            continue  # too few values, or finer than cents
+        if sum(cents) < target:
+            continue  # even all of them fall short
+        reach = 1  # bit i set: some subset sums to i cents
+        mask = (1 << (target + 1)) - 1
+        for c in cents:
+            reach = (reach | (reach << c)) & mask
+        if reach >> target & 1:
+            return True
+    return False
 
 
 def _empty(v: Any) -> bool:
@@ -484,7 +556,8 @@ def plan_signals(steps: Sequence[Step]) -> list[Signal]:
     """
     out: list[Signal] = []
     plan: dict[str, Any] | None = None
-    seen = ""
+    reads: list[tuple[int, str]] = []  # (step, text) of observations so far
+    observed: list[tuple[int, Any]] = []  # (step, scalar) read from observations so far
     for s in steps:
         recalled = _recalled_call(s)
         if recalled is not None:
@@ -492,10 +565,14 @@ def plan_signals(steps: Sequence[Step]) -> list[Signal]:
             continue
         if s.kind != "tool":
             if s.is_observation:
-                seen += " " + s.text
+                reads.append((s.index, s.text))
+                observed += [(s.index, v) for v in observed_leaves(s.text)]
             continue
         if plan is not None:
             cause = actor_before(steps, s.index)
+            # what the turn that made the call had read (not this call's own result)
+            seen = " ".join(t for j, t in reads if j < cause)
+            before = [(j, v) for j, v in observed if j < cause]
             args = _args(s)
             if s.tool_name and s.tool_name != plan["name"]:
                 out.append(
@@ -524,7 +601,22 @@ def plan_signals(steps: Sequence[Step]) -> list[Signal]:
                                 cause,
                             )
                         )
-                    elif str(got) and str(got) in seen:
+                    elif (j_how := _read_nearly(got, want, before)) is not None:
+                        j, how = j_how
+                        out.append(
+                            Signal(
+                                "argument_from_misread",
+                                s.index,
+                                "perception",
+                                0.8,
+                                f"{s.tool_name}.{k}={str(got)[:40]} is {how} of a value read "
+                                f"at step {j}, planned {str(want)[:40]}",
+                                cause,
+                            )
+                        )
+                    elif str(got) and re.search(
+                        r"(?<![\w.])" + re.escape(str(got)) + r"(?![\w])", seen
+                    ):
                         out.append(
                             Signal(
                                 "argument_from_misread",
@@ -549,8 +641,158 @@ def plan_signals(steps: Sequence[Step]) -> list[Signal]:
                         )
                     break
             plan = None
-        seen += " " + s.text
+        reads.append((s.index, s.text))
+        observed += [(s.index, v) for v in observed_leaves(s.text)]
     return out
+
+
+def _read_nearly(
+    got: Any, want: Any, observed: Sequence[tuple[int, Any]]
+) -> tuple[int, str] | None:
+    """Where and how a changed argument was misread: ``(step, how)`` or None.
+
+    The planned value was in a result and the argument is a near-copy of it
+    (``near_copy``), or the argument is another value of the same result
+    (a neighbouring field). Latest read first.
+    """
+    for j, v in reversed(observed):
+        if same_value(v, want):
+            how = near_copy(got, v)
+            if how:
+                return j, f"a near-copy ({how})"
+    for j, v in reversed(observed):
+        if same_value(v, got) and any(i == j and same_value(w, want) for i, w in observed):
+            return j, "a neighbouring field"
+    return None
+
+
+def near_copy_signals(steps: Sequence[Step]) -> list[Signal]:
+    """A call argument that nothing observed holds, but that is a near-copy of a value read.
+
+    Without a plan to compare against: the value was not made up from
+    nothing (``grounding_signals``) -- it is almost a value a tool returned
+    (digits transposed, off by one, truncated, one character changed; see
+    ``near_copy``), so the agent misread it (perception). Blamed on the model
+    turn that made the call; the evidence names the read. Strings of
+    ``MIN_STR``+ characters and numbers of 3+ digits only, so small values
+    that are close by chance are not flagged.
+    """
+    out: list[Signal] = []
+    observed: list[tuple[int, Any]] = []
+    text = ""
+    for s in steps:
+        if s.kind == "tool":
+            args = _args(s)
+            if isinstance(args, dict):
+                for k, got in args.items():
+                    if not _distinctive(got) or re.search(
+                        r"(?<![\w.])" + re.escape(str(got)) + r"(?![\w])", text
+                    ):
+                        continue
+                    turn = actor_before(steps, s.index)
+                    hit = next(
+                        (
+                            (j, v, h)
+                            for j, v in reversed(observed)
+                            if j < turn and (h := near_copy(got, v))
+                        ),
+                        None,
+                    )
+                    if hit is not None:
+                        j, v, how = hit
+                        out.append(
+                            Signal(
+                                "near_copy_of_observed",
+                                s.index,
+                                "perception",
+                                0.75,
+                                f"{s.tool_name}.{k}={str(got)[:40]} is a near-copy ({how}) of "
+                                f"{str(v)[:40]} read at step {j}",
+                                turn,
+                            )
+                        )
+                        break
+        if s.is_observation:
+            observed += [(s.index, v) for v in observed_leaves(s.text)]
+        if s.kind not in ("llm", "agent"):  # a turn's output holds the call; an agent's, the end
+            text += " " + s.input + " " + s.text
+        else:
+            text += " " + s.input
+    return out + _answer_near_copies(steps)
+
+
+def _answer_near_copies(steps: Sequence[Step]) -> list[Signal]:
+    """The final answer quotes a near-copy of a value of a structured result it read.
+
+    Only the last model turn, and only values of JSON results (fields: an
+    amount, an IBAN, a room name), so free text is never compared word by
+    word. A value the answer quotes exactly, or that appeared anywhere
+    before, is not a misread.
+    """
+    last = next((s for s in reversed(steps) if s.kind == "llm"), None)
+    if last is None:
+        return []
+    answer = _CODE_BLOCK.sub(" ", last.output)[:2000]
+    # everything said or read before the answer; an enclosing agent span's output is the
+    # answer itself (written when the run ends), so only its input counts
+    before = " ".join(
+        (s.input + " " + s.text) for s in steps[: last.index] if s.kind not in ("llm", "agent")
+    ) + " ".join(s.input for s in steps[: last.index + 1] if s.kind in ("llm", "agent"))
+    for s in reversed(steps[: last.index]):
+        if not s.is_observation or not s.text.startswith(("{", "[")):
+            continue
+        for v in dict.fromkeys(observed_leaves(s.text)):
+            how, quoted = _quoted_near_copy(answer, v, before)
+            if how:
+                return [
+                    Signal(
+                        "near_copy_of_observed",
+                        last.index,
+                        "perception",
+                        0.75,
+                        f"the answer's {quoted[:40]!r} is a near-copy ({how}) of "
+                        f"{str(v)[:40]!r} read at step {s.index}",
+                    )
+                ]
+    return []
+
+
+def _quoted_near_copy(answer: str, v: Any, before: str) -> tuple[str, str]:
+    """``(how, quoted)`` when ``answer`` holds a near-copy of ``v`` but not ``v`` itself."""
+    if isinstance(v, str):
+        if len(v) < MIN_STR or v in answer:
+            return "", ""
+        for k in range(1, min(MAX_CUT, len(v) // 2) + 1):  # truncated
+            cut = v[:-k]
+            alone = [  # occurrences before that are not just the start of the full value
+                m
+                for m in re.finditer(re.escape(cut), before)
+                if not before.startswith(v, m.start())
+            ]
+            if re.search(re.escape(cut) + r"(?![\w])", answer) and not alone:
+                return "truncated", cut
+        n = len(v)
+        for i in range(0, len(answer) - n + 1):
+            w = answer[i : i + n]
+            if w[0] in v[:2] and (how := near_copy(w, v)) and w not in before:
+                return how, w
+        return "", ""
+    for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", answer):
+        token = m.group().replace(",", "")
+        if len(token.replace(".", "")) < 2 or re.search(
+            r"(?<![\w.])" + re.escape(token) + r"(?![\w])", before.replace(",", "")
+        ):
+            continue
+        how = near_copy(float(token), v)
+        if how:
+            return how, m.group()
+    return "", ""
+
+
+def _distinctive(v: Any) -> bool:
+    if isinstance(v, str):
+        return len(v) >= MIN_STR
+    return is_number(v) and len(str(abs(v)).replace(".", "").strip("0")) >= 3
 
 
 def verify_signals(steps: Sequence[Step]) -> list[Signal]:
@@ -669,6 +911,7 @@ def all_signals(
         + retry_signals(steps)
         + provenance_signals(steps, provenance)
         + plan_signals(steps)
+        + near_copy_signals(steps)
         + verify_signals(steps)
         + write_check_signals(steps)
         + claim_signals(steps)

@@ -31,6 +31,21 @@ EXECUTOR = re.compile(r"terminal|executor|code_?exec", re.IGNORECASE)
 #: "Orchestrator (thought)", "Orchestrator (-> WebSurfer)": the agent, then the message's channel.
 _CHANNEL = re.compile(r"^\s*(?P<agent>[^()]+?)\s*\((?P<channel>[^()]*)\)\s*$")
 _BASE_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z; message i starts i seconds later
+#: A Python ``warnings`` record as the runtime prints it to stderr -- ``FILE.py:LINE:
+#: SomethingWarning: message`` and the indented source line after it. Magentic-One logs
+#: captured the runtime's stderr into message content (e.g. "orchestrator.py:216:
+#: UserWarning: Resolved model mismatch: gpt-4o-2024-08-06 != ..."): not the agent's words.
+_RUNTIME_WARNING = re.compile(
+    r"^[^\n]*\.py:\d+: [A-Za-z_]*Warning: [^\n]*\n?(?:[ \t]+[^\n]*\n?)?", re.MULTILINE
+)
+#: Where a browsing agent's message stops being its words and starts being what the
+#: browser returned (Magentic-One's WebSurfer / FileSurfer templates): a screenshot
+#: caption, extracted page metadata, OCR text, or a file viewer's address header.
+_OBSERVATION = re.compile(
+    r"^(?:Here is a screenshot of |The following metadata was extracted from the webpage|"
+    r"Automatic OCR of the page screenshot has detected)|\AAddress: \S+\n",
+    re.MULTILINE,
+)
 
 
 @dataclass
@@ -69,6 +84,31 @@ def parse_log(path: Path, subset: str = "") -> WhoWhenLog:
     return WhoWhenLog(name, doc["history"], labels, str(doc.get("question", "")))
 
 
+def message_text(msg: Mapping[str, Any]) -> str:
+    """A message's content without runtime noise the logging captured into it.
+
+    Python warning records (see ``_RUNTIME_WARNING``) are the framework's stderr,
+    not something an agent said: left in, their file line numbers and model
+    version dates read as figures the agent stated.
+    """
+    content = str(msg.get("content") or "")
+    return _RUNTIME_WARNING.sub("", content).rstrip() if "Warning: " in content else content
+
+
+def split_observation(content: str) -> tuple[str, str]:
+    """A message's own words and the tool output it quotes: ``(said, observed)``.
+
+    A browsing agent's message is its action ("I typed 'x' into the search
+    bar.") followed by the page the browser returned (see ``_OBSERVATION``).
+    The page is what the agent *observed*, not what it claimed, so it is
+    stored as the step's input; ``observed`` is '' for ordinary messages.
+    """
+    m = _OBSERVATION.search(content)
+    if m is None:
+        return content, ""
+    return content[: m.start()].rstrip(), content[m.start() :]
+
+
 def speaker_of(msg: Mapping[str, Any]) -> tuple[str, str]:
     """The agent that spoke and the message's channel, if the speaker string carries one.
 
@@ -94,7 +134,7 @@ def log_to_otlp(log: WhoWhenLog, *, service: str = "whowhen") -> dict[str, Any]:
     for i, msg in enumerate(log.history):
         speaker, channel = speaker_of(msg)
         role = str(msg.get("role") or "")
-        content = str(msg.get("content") or "")
+        content = message_text(msg)
         attrs = [
             _kv("gen_ai.agent.name", speaker),
             _kv("flywheel.message.role", role),
@@ -111,7 +151,10 @@ def log_to_otlp(log: WhoWhenLog, *, service: str = "whowhen") -> dict[str, Any]:
             ]
             name = "execute_tool code_execution"
         else:
-            attrs += [_kv("flywheel.step.kind", "llm"), _kv("flywheel.output", content)]
+            said, observed = split_observation(content)
+            attrs += [_kv("flywheel.step.kind", "llm"), _kv("flywheel.output", said)]
+            if observed:
+                attrs.append(_kv("flywheel.input", observed))
             name = f"message {speaker}"
         start = _BASE_NS + i * 1_000_000_000
         spans.append(

@@ -14,15 +14,16 @@ from ablation._attribution import load_trace
 from ablation._attribution._faults import score_faults
 from flywheel import Store
 
-#: Category-and-span accuracy floors per fault type (measured well above them;
-#: misread_result corrupts an argument exactly as wrong_argument does, so only its
-#: span is identifiable in that half of its cases).
+#: Category-and-span accuracy floors per fault type (measured at 6 runs per task on
+#: banking: 1.00 for all but misread_result, 0.97 -- a final answer that quotes a
+#: neighbouring field of the result holds a real observed value, invisible without the
+#: reference answer). Floors sit below the measured values: 2 runs are a small sample.
 FLOORS = {
     "wrong_tool": 0.9,
     "forget_constraint": 0.9,
     "wrong_argument": 0.9,
-    "skip_verification": 0.75,
-    "misread_result": 0.4,
+    "skip_verification": 0.9,
+    "misread_result": 0.85,
 }
 
 
@@ -45,8 +46,37 @@ def test_injected_faults_are_attributed(store: Store, hazard: str) -> None:
     res = score_faults(store, ids)["per_fault"]
     assert hazard in res and res[hazard]["n"] >= 5, res
     assert res[hazard]["both_accuracy"] >= FLOORS[hazard], res
-    if hazard != "misread_result":
-        assert res[hazard]["span_accuracy"] >= 0.75, res
+    assert res[hazard]["span_accuracy"] >= 0.75, res
+
+
+def test_a_misread_is_derived_from_the_result_it_read(store: Store) -> None:
+    """The injected misread is a near-copy or a neighbouring field of the previous result."""
+    from ablation._attribution._nearcopy import near_copy
+
+    rates = {h: (1.0 if h == "misread_result" else 0.0) for h in HAZARDS}
+    specs = plan_trials(
+        "agentdojo:banking",
+        AgentSpec("reference", {"rates": rates}),
+        runs=1,
+        seed=3,
+        tasks=["user_task_3"],
+        seams=SeamConfig.from_oracles([]),
+    )
+    (rec,) = run_trials(specs, StoreSpanExporter(store), workers=1)
+    kinds = [f["detail"] for f in rec.faults if f["kind"] == "misread_result"]
+    assert any(
+        k.startswith(
+            (
+                "off by one",
+                "digits transposed",
+                "characters transposed",
+                "truncated",
+                "neighbouring field",
+            )
+        )
+        for k in kinds
+    ), rec.faults
+    assert near_copy("GB29NWBK6016133192681", "GB29NWBK60161331926819") == "truncated"
 
 
 def test_fault_labels_never_reach_the_attributor(store: Store) -> None:
