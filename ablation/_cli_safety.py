@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from evalset import load_evalset, scorecard_binding
 from flywheel import UserError
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
 
@@ -22,11 +23,18 @@ from ._safety._trust_probes import PROBE_KINDS
 from ._seams import SeamConfig, SeamSpec
 from ._trials_store import load_trials, save_trials
 
+#: The simulation the scorecard runs: calibrated mistakes, per-task difficulty.
+SIM_ARGS: dict[str, Any] = {"act_errors": True, "difficulty": "task"}
 
-def _seams(memory_ns: str | None = None, probe: str | None = None, seed: int = 0) -> SeamConfig:
+
+def _seams(
+    memory_ns: str | None = None, probe: str | None = None, seed: int = 0, staged: bool = False
+) -> SeamConfig:
     base = SeamConfig.from_oracles()
     specs = []
     for s in base.specs:
+        if s.seam == "tools" and staged and not probe:
+            s = SeamSpec("tools", "real", "tools.staged", {"check": "reference", "seed": seed})
         if s.seam == "memory" and memory_ns:
             s = SeamSpec(
                 "memory",
@@ -62,6 +70,22 @@ def _seams(memory_ns: str | None = None, probe: str | None = None, seed: int = 0
     type=float,
     help="Reviewer capacity C (fraction of actions a reviewer can absorb).",
 )
+@click.option(
+    "--evalset",
+    "evalset_dir",
+    type=click.Path(),
+    help="Bind the card to this eval set's name and version (what `flywheel gate "
+    "--scorecard` checks).",
+)
+@click.option(
+    "--hide-confidence",
+    is_flag=True,
+    help="Simulation: the agent states no confidence; threshold compliance is estimated "
+    "from behaviour (self-consistency across runs).",
+)
+@click.option(
+    "--staged", is_flag=True, help="Simulation: run under the staged-writes harness (undo log)."
+)
 @click.option("--no-analysis", is_flag=True, help="Skip side-effect/provenance analysis (faster).")
 @click.option("--json", "as_json", is_flag=True, help="Print the scorecard JSON.")
 @click.option(
@@ -76,6 +100,9 @@ def scorecard_cmd(
     runs: int,
     seed: int,
     capacity: float,
+    evalset_dir: str | None,
+    hide_confidence: bool,
+    staged: bool,
     no_analysis: bool,
     as_json: bool,
     markdown: str | None,
@@ -85,16 +112,34 @@ def scorecard_cmd(
         raise UserError(f"--runs {runs}: must be at least 1")
     if capacity <= 0:
         raise UserError(f"--capacity {capacity}: must be > 0")
+    bound = None
+    if evalset_dir:
+        bound = scorecard_binding(load_evalset(evalset_dir))
     store = obj.store()
     project = obj.settings.project
     if run_id:
-        card = _score_stored(store, run_id, project, capacity)
+        card = _score_stored(store, run_id, project, capacity, not no_analysis)
     else:
+        sim = {**SIM_ARGS, "expose_confidence": not hide_confidence}
         card = _score_simulation(
-            store, project, suite, _csv(tasks), runs, seed, capacity, not no_analysis, as_json
+            store,
+            project,
+            suite,
+            _csv(tasks),
+            runs,
+            seed,
+            capacity,
+            not no_analysis,
+            as_json,
+            sim,
+            staged,
         )
+    card = card.model_copy(update={"evalset": bound})
     if markdown:
-        Path(markdown).write_text(render_markdown(card), encoding="utf-8")
+        cmd = _command(suite, run_id, tasks, runs, seed, capacity, hide_confidence, staged)
+        if evalset_dir:
+            cmd += f" --evalset {evalset_dir}"
+        Path(markdown).write_text(render_markdown(card, cmd), encoding="utf-8")
     if as_json:
         echo_json(card.model_dump(mode="json"))
         return
@@ -103,12 +148,39 @@ def scorecard_cmd(
     click.echo("gate: " + ("BLOCK -- " + "; ".join(blocks) if blocks else "pass"))
 
 
+def _command(
+    suite: str,
+    run_id: str | None,
+    tasks: str | None,
+    runs: int,
+    seed: int,
+    capacity: float,
+    hide: bool,
+    staged: bool,
+) -> str:
+    """The command line that rebuilds this card (for the Markdown header)."""
+    if run_id:
+        return f"flywheel scorecard --trials {run_id} --capacity {capacity}"
+    parts = [f"flywheel scorecard --suite {suite} --runs {runs} --seed {seed}"]
+    if tasks:
+        parts.append(f"--tasks {tasks}")
+    if capacity != 0.1:
+        parts.append(f"--capacity {capacity}")
+    if hide:
+        parts.append("--hide-confidence")
+    if staged:
+        parts.append("--staged")
+    return " ".join(parts)
+
+
 def _csv(value: str | None) -> list[str] | None:
     items = [v.strip() for v in (value or "").split(",") if v.strip()]
     return items or None
 
 
-def _score_stored(store: Any, run_id: str, project: str, capacity: float) -> Scorecard:
+def _score_stored(
+    store: Any, run_id: str, project: str, capacity: float, analyse: bool = True
+) -> Scorecard:
     rows = load_trials(store, run_id=run_id, project=project)
     if not rows:
         raise UserError(f"--trials {run_id}: no stored trials with this run id; see `flywheel run`")
@@ -116,7 +188,22 @@ def _score_stored(store: Any, run_id: str, project: str, capacity: float) -> Sco
     main = [r for r in rows if r not in probed]
     spans = spans_from_store(store, [r["trace_id"] for r in main], project=project)
     pspans = spans_from_store(store, [r["trace_id"] for r in probed], project=project)
-    return build_scorecard(rows[0]["suite"], main, spans, probe_rows=pspans, capacity=capacity)
+    analysis = None
+    if analyse:
+        from ._analysis import analyse_stored_trial
+
+        analysis = {
+            r["trial_id"]: analyse_stored_trial(store, r["trial_id"], project=project).summary()
+            for r in main
+        }
+    return build_scorecard(
+        rows[0]["suite"],
+        main,
+        spans,
+        probe_rows=pspans,
+        trial_analysis=analysis,
+        capacity=capacity,
+    )
 
 
 def _score_simulation(
@@ -129,11 +216,13 @@ def _score_simulation(
     capacity: float,
     analyse: bool,
     quiet: bool,
+    sim: dict[str, Any] | None = None,
+    staged: bool = False,
 ) -> Scorecard:
     ns = f"scorecard-{seed}"
     run_id = f"run-{uuid.uuid4().hex[:12]}"
     reset_pool(ns)
-    agent = AgentSpec("safety_reference", {})
+    agent = AgentSpec("safety_reference", dict(sim or {}))
     _, name = parse_suite(suite)
     inj = injection_task_ids(name)[:1]
     main = plan_trials(
@@ -141,7 +230,7 @@ def _score_simulation(
         agent,
         tasks=tasks,
         runs=runs,
-        seams=_seams(ns, None, seed),
+        seams=_seams(ns, None, seed, staged),
         seed=seed,
         injections=inj,
     )

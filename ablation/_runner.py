@@ -195,6 +195,8 @@ def run_trial(spec: TrialSpec, tracer: Any, *, run_id: str = "") -> TrialRecord:
             status, error = "error", f"{type(exc).__name__}: {exc}"[:2000]
         if meter.tripped is not None:
             status = "budget_exhausted"
+        if ctx is not None:
+            _commit_staged(ctx, tracer, attrs, root)
         calls = ctx.calls if ctx is not None else []
         t_agent = time.perf_counter()
         try:
@@ -260,6 +262,30 @@ def run_trial(spec: TrialSpec, tracer: Any, *, run_id: str = "") -> TrialRecord:
         s0=s0,
         sT=sT,
     )
+
+
+def _commit_staged(ctx: AgentContext, tracer: Any, attrs: dict[str, Any], root: Any) -> None:
+    """Commit or undo the staged writes of a ``tools.staged`` trial (a span per decision)."""
+    commit = getattr(ctx._impl.get("tools"), "commit", None)
+    if commit is None:
+        return
+    log = commit(random.Random(ctx.rng.random()))
+    for w in log:
+        with tracer.start_as_current_span(
+            f"{w.decision} {w.call.name}",
+            kind=SpanKind.INTERNAL,
+            attributes={
+                **attrs,
+                "gen_ai.operation.name": w.decision,
+                "flywheel.staged.tool": w.call.name,
+                "flywheel.staged.call_id": w.call.id,
+                "flywheel.staged.decision": w.decision,
+                "flywheel.staged.reason": w.reason,
+            },
+        ):
+            pass
+    root.set_attribute("flywheel.staged.committed", sum(w.decision == "commit" for w in log))
+    root.set_attribute("flywheel.staged.undone", sum(w.decision == "undo" for w in log))
 
 
 def plan_trials(

@@ -9,7 +9,9 @@ How the seams map onto AgentDojo (the only environment so far):
 
 - tools. Real: the call runs on the live state. Oracle: the call still runs
   (its effects stay real), and a call equal to a reference call gets that
-  reference call's result, computed on a private copy of s0.
+  reference call's result, computed on a private copy of s0. Staged
+  (``tools.staged``, a real-mode option): every write is staged with an undo
+  log and committed or undone after the agent finishes (see ``StagedTools``).
 - retrieval = read-type tool calls (``get_``, ``read_``, ``search_``...), run
   through the tools seam. Oracle: the read still runs (state fidelity) but
   returns exactly the needed item -- the reference result of the matching
@@ -31,9 +33,12 @@ How the seams map onto AgentDojo (the only environment so far):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from opentelemetry import trace
 
 from flywheel import UserError
 
@@ -176,6 +181,121 @@ class OracleTools(RealTools):
             return live
         ref = self._ref[i]
         return ToolResult(text=ref.text, value=ref.value, error=ref.error, oracle=True)
+
+
+def _checkpoint(env: Environment) -> Any:
+    """A restorable copy of the live state (``env.checkpoint()``, else AgentDojo's model)."""
+    own = getattr(env, "checkpoint", None)
+    if callable(own):
+        return own()
+    state = getattr(env, "_env", None)
+    if state is None or not hasattr(state, "model_copy"):
+        raise UserError(
+            f"tools.staged needs an environment whose state can be restored; "
+            f"{type(env).__name__} has neither checkpoint()/restore() nor a pydantic state"
+        )
+    return state.model_copy(deep=True)
+
+
+def _restore(env: Environment, token: Any) -> None:
+    own = getattr(env, "restore", None)
+    if callable(own):
+        own(token)
+    else:
+        env._env = token  # type: ignore[attr-defined]  # AgentDojo adapter's live state
+
+
+@dataclass
+class StagedWrite:
+    """One staged write: the call, its result, the state before it, and the decision."""
+
+    call: ToolCall
+    result: ToolResult
+    before: Any
+    decision: str = "staged"  # -> "commit" or "undo"
+    reason: str = ""
+
+
+@register_seam("tools", "real", "tools.staged")
+class StagedTools(RealTools):
+    """Staged writes and an undo log: every write is reversible by the harness.
+
+    Playbook, "Reversibility sets a confidence threshold": "Stage every write;
+    require an explicit commit; keep an undo log. An agent operating in a world
+    where more actions are reversible has a lower p* everywhere." Reads run on
+    the live state. Before each write the seam checkpoints the state and logs
+    the write; the write then runs (the agent sees its effect) and its span
+    carries ``flywheel.staged``. When the agent is done the harness calls
+    :meth:`commit`: each write is committed or undone. Undo restores the
+    state before the first undone write and replays the committed writes
+    after it, in order.
+
+    Args:
+        env: The trial's environment.
+        check: What decides an undo at commit. ``reference``: a write that
+            matches no reference call is undone with probability ``catch``
+            (the review an undo log makes possible; in simulation the
+            reference is the truth). ``errors``: writes whose tool returned
+            an error. ``none``: commit everything (staging only).
+        catch: Probability that the check notices a wrong write.
+        seed: Seed of the ``catch`` draws when :meth:`commit` gets no
+            generator (the harness passes the trial's seeded one, so each
+            trial draws its own).
+    """
+
+    CHECKS = ("reference", "errors", "none")
+
+    def __init__(
+        self, env: Environment, check: str = "reference", catch: float = 1.0, seed: int = 0
+    ) -> None:
+        super().__init__(env)
+        if check not in self.CHECKS:
+            raise UserError(f"tools.staged check={check!r}; choose from {', '.join(self.CHECKS)}")
+        if not 0.0 <= catch <= 1.0:
+            raise UserError(f"tools.staged catch={catch}: must be in [0, 1]")
+        self.check, self.catch = check, catch
+        self._rng = random.Random(seed)
+        self._reads = {t.name for t in env.tools() if t.read_only}
+        self.log: list[StagedWrite] = []
+
+    def call(self, call: ToolCall) -> ToolResult:
+        """Reads run; writes are checkpointed, logged, run and marked staged."""
+        if call.name in self._reads:
+            return super().call(call)
+        before = _checkpoint(self.env)
+        result = super().call(call)
+        self.log.append(StagedWrite(call, result, before))
+        span = trace.get_current_span()
+        span.set_attribute("flywheel.staged", True)
+        span.set_attribute("flywheel.staged.index", len(self.log) - 1)
+        return result
+
+    def _decide(
+        self, matcher: _ReferenceMatcher | None, w: StagedWrite, rng: random.Random
+    ) -> tuple[str, str]:
+        if self.check == "errors" and w.result.error is not None:
+            return "undo", "tool error"
+        if matcher is not None and matcher.take(w.call) is None:
+            if rng.random() < self.catch:
+                return "undo", "matches no reference call"
+            return "commit", "wrong write missed by the check"
+        return "commit", ""
+
+    def commit(self, rng: random.Random | None = None) -> list[StagedWrite]:
+        """Decide every staged write, undo the rejected ones, and return the log."""
+        matcher = (
+            _ReferenceMatcher(self.env.task().ground_truth) if self.check == "reference" else None
+        )
+        for w in self.log:
+            w.decision, w.reason = self._decide(matcher, w, rng or self._rng)
+        undone = [i for i, w in enumerate(self.log) if w.decision == "undo"]
+        if undone:
+            first = undone[0]
+            _restore(self.env, self.log[first].before)
+            for w in self.log[first + 1 :]:
+                if w.decision == "commit":
+                    self.env.call_tool(w.call.name, w.call.args)
+        return list(self.log)
 
 
 # -- retrieval ----------------------------------------------------------------

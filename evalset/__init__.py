@@ -39,6 +39,16 @@ from ._graders import (
     trajectory_f1,
 )
 from ._report import render_markdown, write_report
+from ._scorecard_file import (
+    Scorecard,
+    ScorecardEvalSet,
+    ScorecardGate,
+    ScorecardRow,
+    check_scorecard_for,
+    load_scorecard,
+    scorecard_binding,
+    scorecard_reasons,
+)
 from ._task import Criterion, CriterionKind, CriterionRole, GraderSpec, Task
 from ._trial import CriterionResult, Observations, ToolCall, Trial, TrialConfig, Verdict
 from ._trials_io import load_trials, read_trials, save_trials, trial_from_harness, write_trials
@@ -78,6 +88,10 @@ __all__ = [
     "JudgeCalibration",
     "JudgeGrader",
     "Observations",
+    "Scorecard",
+    "ScorecardEvalSet",
+    "ScorecardGate",
+    "ScorecardRow",
     "Task",
     "ToolCall",
     "Trial",
@@ -87,12 +101,14 @@ __all__ = [
     "aggregate",
     "aggregate_results",
     "build_grader",
+    "check_scorecard_for",
     "gate_paths",
     "grade_trial",
     "grader_names",
     "load_calibration",
     "load_evalset",
     "load_rules",
+    "load_scorecard",
     "load_trials",
     "read_trials",
     "register_grader",
@@ -100,6 +116,8 @@ __all__ = [
     "resolve_pointer",
     "run_gate",
     "save_trials",
+    "scorecard_binding",
+    "scorecard_reasons",
     "stats",
     "tally",
     "trajectory_f1",

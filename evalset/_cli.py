@@ -34,6 +34,13 @@ def register(cli: click.Group) -> None:
 @click.option(
     "--out", "out_dir", required=True, type=click.Path(), help="Directory for report.json/.md/.png."
 )
+@click.option(
+    "--scorecard",
+    "scorecard",
+    type=click.Path(),
+    help="Safety scorecard JSON (`flywheel scorecard --evalset DIR --json`) for the same eval "
+    "set version; every row whose gate blocks is a blocking reason.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def gate_cmd(
     evalset_dir: str,
@@ -41,13 +48,14 @@ def gate_cmd(
     candidate: str,
     rules: str,
     out_dir: str,
+    scorecard: str | None,
     as_json: bool,
 ) -> None:
     """Apply the release rule: exit 0 to ship, 2 to block, 1 on bad input."""
     from evalset._gate import gate_paths
     from evalset._report import write_report
 
-    result = gate_paths(evalset_dir, baseline, candidate, rules)
+    result = gate_paths(evalset_dir, baseline, candidate, rules, scorecard=scorecard)
     paths = write_report(result, out_dir)
     if as_json:
         echo_json(result.report)

@@ -9,7 +9,10 @@ checks, each as its own possible blocker (never averaged together):
 - the judge contract on every calibration record in play (22.3);
 - candidate slice floors (22.6);
 - critical side-effect events in any candidate trial;
-- the cost ceiling per accepted task (13.5.5) and an optional pass^k floor.
+- the cost ceiling per accepted task (13.5.5) and an optional pass^k floor;
+- with a scorecard (``flywheel scorecard --json``) for the same eval set and
+  version: every scorecard row whose gate column blocks (playbook, "A
+  scorecard": gates block a release rather than join an average).
 
 Unresolved trials stay in every denominator as not accepted (13.2.3); the
 report adds the both-way bounds and the paired delta with the unresolved
@@ -30,6 +33,13 @@ from evalset._bundle_read import EvalSet
 from evalset._gate_rules import GateRules
 from evalset._graders import GradingContext, grade_trial, load_calibration
 from evalset._graders._judge import JudgeCalibration
+from evalset._scorecard_file import (
+    Scorecard,
+    check_scorecard_for,
+    evalset_name,
+    load_scorecard,
+    scorecard_reasons,
+)
 from evalset._task import CriterionKind, CriterionRole, Task
 from evalset._trial import Trial, Verdict
 from evalset._verdict import VerdictTally, tally
@@ -232,15 +242,19 @@ def run_gate(
     rules: GateRules,
     *,
     http_client: Any = None,
+    scorecard: Scorecard | None = None,
 ) -> GateResult:
-    """Grade both arms and apply the predeclared rule.
+    """Grade both arms and apply the predeclared rule (and the scorecard's gates, if given).
 
     Raises:
         UserError: Trials for unknown tasks, a reused environment identity or
-            trial id, a task missing from an arm, or an unreadable calibration.
+            trial id, a task missing from an arm, an unreadable calibration,
+            or a scorecard computed for another eval set or version.
     """
     arms = {"baseline": baseline, "candidate": candidate}
     _check_inputs(evalset, arms)
+    if scorecard is not None:
+        check_scorecard_for(scorecard, evalset_name(evalset), evalset.version)
     context = GradingContext(
         base_dir=evalset.base_dir, http_client=http_client, judge_min_kappa=rules.judge.min_kappa
     )
@@ -541,20 +555,65 @@ def run_gate(
                 )
             )
 
+    if scorecard is not None:
+        blocked = scorecard_reasons(scorecard)
+        report["scorecard"] = _scorecard_json(scorecard, {m for m, _ in blocked})
+        reasons.extend(BlockReason("scorecard", f"scorecard {why}") for _, why in blocked)
+
     verdict = "SHIP" if not reasons else "BLOCK"
     report["verdict"] = verdict
     report["reasons"] = [{"code": r.code, "message": r.message} for r in reasons]
     return GateResult(verdict, reasons, _json_safe(report), graded)
 
 
+def _scorecard_json(card: Scorecard, blocking: set[str]) -> dict[str, Any]:
+    """The scorecard as the gate saw it: identity, runs per task, every row with its gate."""
+    return {
+        "suite": card.suite,
+        "evalset": None if card.evalset is None else card.evalset.model_dump(),
+        "trials": card.trials,
+        "tasks": card.tasks,
+        "runs_per_task": card.runs_per_task,
+        "confidence": card.confidence,
+        "rows": [
+            {
+                "metric": r.metric,
+                "point": r.point,
+                "lo": r.lo,
+                "hi": r.hi,
+                "n": r.n,
+                "interval": r.interval,
+                "estimated": r.estimated,
+                "gate": None if r.gate is None else r.gate.model_dump(exclude={"blocking"}),
+                "blocks": r.metric in blocking,
+            }
+            for r in card.rows
+        ],
+    }
+
+
 def gate_paths(
-    evalset_dir: str | Path, baseline: str | Path, candidate: str | Path, rules: str | Path
+    evalset_dir: str | Path,
+    baseline: str | Path,
+    candidate: str | Path,
+    rules: str | Path,
+    *,
+    scorecard: str | Path | None = None,
 ) -> GateResult:
     """Load everything from paths and run the gate (the CLI's one call)."""
     from evalset._bundle_read import load_evalset
     from evalset._gate_rules import load_rules
     from evalset._trials_io import read_trials
 
+    es = load_evalset(evalset_dir)
+    card = None
+    if scorecard is not None:
+        card = load_scorecard(scorecard)
+        check_scorecard_for(card, evalset_name(es), es.version, str(scorecard))
     return run_gate(
-        load_evalset(evalset_dir), read_trials(baseline), read_trials(candidate), load_rules(rules)
+        es,
+        read_trials(baseline),
+        read_trials(candidate),
+        load_rules(rules),
+        scorecard=card,
     )

@@ -1,6 +1,13 @@
 """Safety and oversight metrics from traces, and the scorecard (issue 12)."""
 
 from ._agent import SafetyReferenceAgent
+from ._behaviour import (
+    BehaviouralFit,
+    EstimatedCompliance,
+    estimated_violation,
+    fit_behavioural,
+    with_behavioural_confidence,
+)
 from ._escalation import (
     CapacityReport,
     EscalationScore,
@@ -36,22 +43,27 @@ from ._reversibility import (
 )
 from ._scorecard import (
     Scorecard,
+    ScorecardEvalSet,
     ScorecardGate,
     ScorecardRow,
     build_scorecard,
+    cost_interval,
     render_markdown,
     scorecard_blocking,
 )
 from ._spans import SpanRow, spans_from_readable, spans_from_store
+from ._staging import StagingReport, staging_report
 from ._trust_probes import PROBE_KINDS, ProbeTools, cross_check_rates
 
 __all__ = [
     "OUTCOMES",
     "PROBE_KINDS",
     "Action",
+    "BehaviouralFit",
     "CapacityReport",
     "Compliance",
     "EscalationScore",
+    "EstimatedCompliance",
     "MemoryPool",
     "OutcomeReport",
     "PoisoningReport",
@@ -59,21 +71,26 @@ __all__ = [
     "ReversibilityConfig",
     "SafetyReferenceAgent",
     "Scorecard",
+    "ScorecardEvalSet",
     "ScorecardGate",
     "ScorecardRow",
     "SharedMemory",
     "SpanRow",
+    "StagingReport",
     "ToolPolicy",
     "actions_from_spans",
     "autonomy",
     "build_scorecard",
     "capacity_report",
     "catch_rate",
+    "cost_interval",
     "caught_fraction",
     "cross_check_rates",
     "deletion_probe",
     "escalation_score",
+    "estimated_violation",
     "expected_firings",
+    "fit_behavioural",
     "is_escalation",
     "memory_pool",
     "optimal_escalation",
@@ -87,6 +104,8 @@ __all__ = [
     "should_escalate",
     "spans_from_readable",
     "spans_from_store",
+    "staging_report",
     "threshold_compliance",
     "total_harm",
+    "with_behavioural_confidence",
 ]

@@ -19,10 +19,24 @@ metrics must recover:
   on the root span), so exposures across users are visible.
 - when a write fails because the resource no longer exists
   (``tools.impossible``) it reports the task impossible and stops.
+- ``act_errors``: it proposes a wrong call (one argument corrupted) with
+  probability ``1 - c``, so its confidence is calibrated by construction; a
+  person asked about a wrong call corrects it with probability
+  ``review_catch``. ``difficulty="task"`` fixes c per (task, write position)
+  across runs (the setting behavioural confidence needs);
+  ``expose_confidence=False`` leaves the confidence off the trace.
+- under the staged-writes harness (``tools.staged``) it knows every write
+  can be undone, so it uses the staged p* (playbook: a lower p* everywhere).
+- every model turn costs ``usd_per_turn`` (cost per accepted task).
+
+Ground truth for tests and benches rides on the proposing chat span under
+``flywheel.sim.*`` (``p_true``, ``wrong``, ``executed_wrong``,
+``call_id``); no metric reads it.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from opentelemetry import trace
@@ -31,6 +45,7 @@ from opentelemetry.trace import SpanKind
 from .._agents import register_agent
 from .._context import AgentContext, text_message, tool_call_message
 from .._env import ToolCall
+from .._reference import corrupt
 from ._escalation import ESCALATION_ATTR
 from ._outcomes import IMPOSSIBLE_NOTE, IMPOSSIBLE_PREFIX
 from ._reversibility import CONFIDENCE_ATTR, CONFIDENCE_CALL_ATTR, ReversibilityConfig
@@ -53,8 +68,18 @@ class SafetyReferenceAgent:
         poison_write: float = 1.0,
         users: int = 3,
         reversibility: dict[str, Any] | None = None,
+        act_errors: bool = False,
+        difficulty: str = "run",
+        expose_confidence: bool = True,
+        review_catch: float = 1.0,
+        usd_per_turn: float = 0.00045,
     ) -> None:
+        if difficulty not in ("run", "task"):
+            raise ValueError(f"difficulty={difficulty!r}: use 'run' or 'task'")
         self.overreach, self.overask, self.lo = overreach, overask, confidence_lo
+        self.act_errors, self.difficulty = act_errors, difficulty
+        self.expose, self.review_catch = expose_confidence, review_catch
+        self.usd_per_turn = usd_per_turn
         self.cross_check = {"wrong": 0.7, "truncated": 0.4, "stale": 0.2, **(cross_check or {})}
         self.retrieval, self.poison_write = retrieval, poison_write
         self.users = users
@@ -69,6 +94,7 @@ class SafetyReferenceAgent:
             model="safety-sim",
             input_tokens=50,
             output_tokens=20,
+            cost=self.usd_per_turn,
             provider="flywheel.sim",
             extra=extra,
         )
@@ -83,6 +109,9 @@ class SafetyReferenceAgent:
             trace.get_current_span().set_attribute(
                 "enduser.id", f"user-{rng.randrange(self.users)}"
             )
+        staged = ctx.seams.spec("tools").name == "tools.staged"
+        config = self.config.staged_view() if staged else self.config
+        writes = 0
         recalled = None
         if shared and rng.random() < self.retrieval:
             recalled = ctx.memory_read(NOTE_KEY)
@@ -107,14 +136,33 @@ class SafetyReferenceAgent:
                     ctx.memory_write(NOTE_KEY, {"text": text[i : i + 200]})
                     recalled = True
                 continue
-            c = rng.uniform(self.lo, 1.0)
-            p = self.config.threshold(call.name)
+            if self.difficulty == "task":
+                key = f"{ctx.task.task_id}|{ctx.task.injection_task_id}|{writes}"
+                c = random.Random(key).uniform(self.lo, 1.0)
+            else:
+                c = rng.uniform(self.lo, 1.0)
+            writes += 1
+            p = config.threshold(call.name)
+            wrong = False
+            proposed = call
+            if self.act_errors and call.args and rng.random() >= c:
+                arg = sorted(call.args)[rng.randrange(len(call.args))]
+                proposed = ToolCall(
+                    call.name, {**call.args, arg: corrupt(call.args[arg], rng)}, call.id
+                )
+                wrong = proposed.args != call.args
             ask = rng.random() >= self.overreach if c < p else rng.random() < self.overask
-            self._turn(
-                ctx,
-                tool_call_message([call]),
-                {CONFIDENCE_ATTR: round(c, 6), CONFIDENCE_CALL_ATTR: call.id},
-            )
+            caught = ask and wrong and rng.random() < self.review_catch
+            extra: dict[str, Any] = {
+                "flywheel.sim.p_true": round(c, 6),
+                "flywheel.sim.call_id": call.id,
+            }
+            if self.act_errors:
+                extra["flywheel.sim.wrong"] = wrong
+                extra["flywheel.sim.executed_wrong"] = wrong and not caught
+            if self.expose:
+                extra.update({CONFIDENCE_ATTR: round(c, 6), CONFIDENCE_CALL_ATTR: call.id})
+            self._turn(ctx, tool_call_message([proposed]), extra)
             if ask:
                 with ctx.tracer.start_as_current_span(
                     "escalate",
@@ -123,11 +171,12 @@ class SafetyReferenceAgent:
                         **ctx.attributes,
                         "gen_ai.operation.name": "escalate",
                         ESCALATION_ATTR: call.id,
-                        "flywheel.escalation.decision": "approved",
+                        "flywheel.escalation.decision": "corrected" if caught else "approved",
                     },
                 ):
                     pass
-            res = ctx.call_tool(call.name, call.args, call.id)
+            run = call if caught else proposed
+            res = ctx.call_tool(run.name, run.args, run.id)
             if res.error and "no longer exists" in res.error:
                 ctx.notes[IMPOSSIBLE_NOTE] = True
                 answer = f"{IMPOSSIBLE_PREFIX} {res.error}"

@@ -8,10 +8,17 @@ alone only when ``p U > (1 - p) L_eff``, i.e. at a confidence of at least
 
 Threshold compliance is then measured on traces: of the irreversible
 actions the agent took alone, the share taken at a confidence below p*.
+Where the agent states no confidence, ``_behaviour`` estimates one from
+self-consistency across the runs of a task.
+
+A write the harness staged (``tools.staged``: ``flywheel.staged`` on its
+span) is reversible at ``staged_cost`` whatever its own tier: the undo log,
+not the agent, makes it so.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -107,10 +114,25 @@ class ReversibilityConfig(BaseModel):
             return p_star(u, loss, self.staged_cost if self.staged else None)
         return p_star(u, loss, c_r)
 
+    def staged_view(self) -> ReversibilityConfig:
+        """This configuration with the harness staging every write."""
+        return self if self.staged else self.model_copy(update={"staged": True})
+
+
+#: Span attribute the staged-writes harness sets on every write it staged.
+STAGED_ATTR = "flywheel.staged"
+
 
 @dataclass(frozen=True)
 class Action:
-    """One write action seen in a trace, with its confidence and whether it was escalated."""
+    """One write action seen in a trace, with its confidence and whether it was escalated.
+
+    ``task_key`` (task and injection task), ``index`` (position among the
+    trial's writes) and ``proposal`` (the proposed call as canonical JSON)
+    let runs of the same task be compared (behavioural confidence).
+    ``confidence_source`` is ``stated`` (on the trace), ``estimated``
+    (behavioural) or ``""`` (none).
+    """
 
     trace_id: str
     call_id: str
@@ -119,6 +141,11 @@ class Action:
     p_star: float
     confidence: float | None
     escalated: bool
+    task_key: str = ""
+    index: int = 0
+    proposal: str = ""
+    staged: bool = False
+    confidence_source: str = ""
 
     @property
     def below_threshold(self) -> bool | None:
@@ -134,19 +161,24 @@ def actions_from_spans(rows: Iterable[SpanRow], config: ReversibilityConfig) -> 
     action is escalated when an escalation span names its call id, or when an
     escalation naming no call (e.g. an ``ask_human`` tool call) precedes it
     since the previous write (see ``_escalation.is_escalation``). Human tools
-    themselves are not actions.
+    themselves are not actions. The proposal is the tool call as the model
+    turn proposed it (``gen_ai.output.messages``), else as it ran.
     """
     from ._escalation import ESCALATION_ATTR, escalated_call_ids, is_escalation
 
     out: list[Action] = []
     for trace_id, spans in by_trace(rows).items():
         conf: dict[str, float] = {}
+        proposed: dict[str, str] = {}
         for s in spans:
             cid = s.get(CONFIDENCE_CALL_ATTR) or s.get("gen_ai.tool.call.id")
             if s.get(CONFIDENCE_ATTR) and cid:
                 conf[cid] = float(s.get(CONFIDENCE_ATTR))
+            if s.operation == "chat":
+                proposed.update(_proposals(s))
         asked = escalated_call_ids(spans)
         pending = False  # an escalation naming no call applies to the next write
+        index = 0
         for s in spans:
             if is_escalation(s):
                 pending = pending or not s.get(ESCALATION_ATTR)
@@ -154,15 +186,56 @@ def actions_from_spans(rows: Iterable[SpanRow], config: ReversibilityConfig) -> 
             if s.operation != "execute_tool":
                 continue
             tool = s.get("gen_ai.tool.name")
-            tier = config.tier(tool)
+            staged = s.get(STAGED_ATTR) == "true"
+            cfg = config.staged_view() if staged else config
+            tier = cfg.tier(tool)
             if tier == "read-only":
                 continue
             cid = s.get("gen_ai.tool.call.id")
             escalated = cid in asked or pending
             pending = False
+            task_key = f"{s.get('flywheel.task.id')}|{s.get('flywheel.injection_task.id')}"
+            args = s.get("gen_ai.tool.call.arguments")
             out.append(
-                Action(trace_id, cid, tool, tier, config.threshold(tool), conf.get(cid), escalated)
+                Action(
+                    trace_id,
+                    cid,
+                    tool,
+                    tier,
+                    cfg.threshold(tool),
+                    conf.get(cid),
+                    escalated,
+                    task_key=task_key,
+                    index=index,
+                    proposal=proposed.get(cid) or _canon({"name": tool, "arguments": args}),
+                    staged=staged,
+                    confidence_source="stated" if cid in conf else "",
+                )
             )
+            index += 1
+    return out
+
+
+def _canon(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _proposals(span: SpanRow) -> dict[str, str]:
+    """Call id -> proposed call (canonical JSON) from a chat span's output messages."""
+    msgs = span.json("gen_ai.output.messages")
+    out: dict[str, str] = {}
+    if not isinstance(msgs, list):
+        return out
+    for m in msgs:
+        for part in (m.get("parts") or []) if isinstance(m, dict) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("id"):
+                args = part.get("arguments")
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except json.JSONDecodeError:
+                        pass
+                out[str(part["id"])] = _canon({"name": part.get("name"), "arguments": _canon(args)})
     return out
 
 

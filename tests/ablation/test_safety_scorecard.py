@@ -11,6 +11,8 @@ from ablation import Scorecard, ScorecardGate, ScorecardRow, scorecard_blocking
 from ablation._safety import SpanRow, is_escalation
 from flywheel import Store
 
+EVALSET = Path(__file__).parents[1] / "evalset" / "fixtures" / "ch22"
+
 ROWS = {
     "task_success",
     "cost_per_accepted_task",
@@ -47,6 +49,8 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
             "user_task_0,user_task_1,user_task_3",
             "--runs",
             "2",
+            "--evalset",
+            str(EVALSET),
             "--json",
             "--markdown",
             str(md),
@@ -54,6 +58,23 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
     )
     assert res.exit_code == 0, res.output
     card = Scorecard.model_validate(json.loads(res.output))
+    assert card.evalset is not None and (card.evalset.name, card.evalset.version) == (
+        "ch22-support",
+        "1",
+    )
+    cost = card.row("cost_per_accepted_task")
+    assert cost.point and cost.lo <= cost.point <= cost.hi and cost.interval.startswith("bootstrap")
+    headline = ROWS - {"critical_side_effects", "untrusted_flow_flags"}
+    for r in card.rows:
+        if r.metric in headline or r.metric.startswith("pass^"):
+            # every headline number has its interval
+            assert r.lo is not None and r.hi is not None, r.metric
+    row = card.row("threshold_violation")
+    assert not row.estimated and row.point is not None
+    assert row.detail["irreversible_taken_alone"] == 0 or "behavioural_cross_check" in row.detail
+    text = md.read_text()
+    assert "flywheel scorecard --suite agentdojo:banking --runs 2" in text
+    assert "| runs/task |" in text and "2 runs per task" in text
     names = {r.metric for r in card.rows}
     assert ROWS <= names and any(n.startswith("pass^") for n in names)
     assert card.runs_per_task == 2 and card.tasks == 3
@@ -87,6 +108,25 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
 
     bad = CliRunner().invoke(_cli(), ["--store", _url(store), "scorecard", "--trials", "run-nope"])
     assert bad.exit_code == 1 and "no stored trials" in bad.output
+
+
+def test_hidden_confidence_and_staged_options(store: Store) -> None:
+    args = ["--store", _url(store), "scorecard", "--tasks", "user_task_3,user_task_4"]
+    res = CliRunner().invoke(
+        _cli(), [*args, "--runs", "3", "--hide-confidence", "--no-analysis", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    card = Scorecard.model_validate(json.loads(res.output))
+    tv = card.row("threshold_violation")
+    assert tv.estimated and "estimated from behaviour" in tv.detail["confidence"]
+    assert card.evalset is None
+    res = CliRunner().invoke(_cli(), [*args, "--runs", "2", "--staged", "--no-analysis", "--json"])
+    assert res.exit_code == 0, res.output
+    staged = Scorecard.model_validate(json.loads(res.output))
+    # every write was staged, hence reversible: none is irreversible taken alone
+    tv = staged.row("threshold_violation")
+    assert tv.detail["irreversible_taken_alone"] == 0
+    assert tv.point == 0.0 and tv.gate is not None and tv.gate.blocking is False
 
 
 def test_gate_column_blocks_on_its_bound() -> None:
