@@ -12,13 +12,12 @@ report lists the skipped ones). Each task's own criteria grade its trials.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalset import Task, read_tasks, verify_bundle, versions
+from evalset import Task, default_root, read_tasks, resolve, verify_bundle
 from flywheel import NotFoundError, UserError, canonical_json, sha256_hex
 
 #: Environment kinds the harness can run.
@@ -26,49 +25,8 @@ RUNNABLE_KINDS = ("agentdojo",)
 
 
 def evalset_root(store_url: str | None, root: str | None = None) -> Path:
-    """Where released versions live, resolved as ``flywheel evalset`` resolves it.
-
-    ``--evalset-root``, else ``$FLYWHEEL_EVALSETS_DIR``, else ``evalsets/``
-    beside a chDB store, else ``./.flywheel/evalsets``.
-    """
-    if root:
-        return Path(root)
-    env = os.environ.get("FLYWHEEL_EVALSETS_DIR")
-    if env:
-        return Path(env)
-    if store_url and store_url.startswith("chdb://"):
-        path = store_url[len("chdb://") :].split("?", 1)[0]
-        if path.startswith(("/./", "/../")):
-            path = path[1:]
-        return Path(path).parent / "evalsets"
-    return Path(".flywheel") / "evalsets"
-
-
-def resolve_ref(root: str | Path, ref: str) -> tuple[str, str, Path]:
-    """(name, version, directory) of ``NAME@VERSION`` (a unique prefix) or ``NAME`` (latest).
-
-    Raises:
-        UserError: A malformed reference.
-        NotFoundError: No such eval set or version under ``root``.
-    """
-    name, sep, version = ref.partition("@")
-    if not name or (sep and not version):
-        raise UserError(f"--evalset {ref!r}: use NAME@VERSION (or NAME for the latest)")
-    known = [str(r["version"]) for r in versions(root, name)]
-    if not known:
-        raise NotFoundError(
-            f"--evalset {ref}: no released versions of eval set {name!r} under {root}; "
-            f"release one with `flywheel evalset release {name}` or pass --evalset-root DIR"
-        )
-    if not version:
-        return name, known[-1], Path(root) / name / known[-1]
-    hits = [v for v in known if v.startswith(version)]
-    if len(hits) != 1:
-        raise NotFoundError(
-            f"--evalset {ref}: eval set {name!r} has {'no' if not hits else 'several'} "
-            f"version(s) matching {version!r}; known: {', '.join(known)}"
-        )
-    return name, hits[0], Path(root) / name / hits[0]
+    """Where released versions live: ``--evalset-root``, else as ``flywheel evalset`` finds them."""
+    return Path(root) if root else Path(default_root(store_url))
 
 
 @dataclass(frozen=True)
@@ -178,7 +136,7 @@ def load_evalset_source(
         UserError: A bundle that fails verification; unrunnable tasks
             without ``skip_unrunnable``; nothing left to run.
     """
-    name, version, path = resolve_ref(root, ref)
+    name, version, path = resolve(root, ref)
     report = verify_bundle(path)
     if not report.ok:
         raise UserError(

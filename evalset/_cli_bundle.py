@@ -26,7 +26,7 @@ _json_opt = click.option("--json", "as_json", is_flag=True, help="Print the resu
 
 
 def _root(obj: CliContext, root: str | None) -> str:
-    from evalset._bundle import default_root
+    from evalset import default_root
 
     return str(root) if root else str(default_root(obj.settings.store))
 
