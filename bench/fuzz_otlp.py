@@ -2,8 +2,12 @@
 
 Bodies come from the hypothesis strategies of tests/ingest/otlp_strategies.py
 (valid, bit-flipped, truncated and garbage protobuf and JSON, gzip or not,
-wrong content types, deep nesting). Reports the status histogram; the run
-fails if any answer is a 5xx or the server is not alive at the end.
+wrong content types, deep nesting). The server starts as production does:
+``flywheel serve`` with its decode pool (``--decode-workers``, default 1), so
+bodies are decoded in spawned worker processes; the run checks the workers
+exist and that the same worker processes are still there at the end (a body
+that kills a worker would break the pool). Reports the status histogram; the
+run fails if any answer is a 5xx or the server is not alive at the end.
 Machine: 2 cores, 24 GiB, loopback.
 
     python bench/fuzz_otlp.py [--bodies 100000]
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import signal
 import subprocess
 import sys
@@ -28,15 +33,34 @@ from tests.ingest._server import free_port  # noqa: E402
 from tests.ingest.otlp_strategies import otlp_bodies  # noqa: E402
 
 
+def _children(pid: int) -> set[int]:
+    """Child processes of ``pid``: the decode workers (the spawn resource tracker excluded)."""
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                cmd = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"resource_tracker" not in cmd:
+                out.add(int(child))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bodies", type=int, default=100_000)
+    ap.add_argument("--decode-workers", type=int, default=1,
+                    help="decode pool size, as `flywheel serve --decode-workers` "
+                         "(0 = in the receiver)")
     args = ap.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLYWHEEL_")}
     tmp = Path(tempfile.mkdtemp(prefix="flywheel-fuzz-"))
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "flywheel", "--store", f"chdb://{tmp}/store", "serve", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [sys.executable, "-m", "flywheel", "--store", f"chdb://{tmp}/store", "serve",
+         "--port", str(port), "--decode-workers", str(args.decode_workers)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -44,6 +68,13 @@ def main() -> None:
                 break
         except httpx.HTTPError:
             time.sleep(0.1)
+    workers_before = _children(server.pid)
+    print(f"server pid {server.pid}, decode workers (child processes): {sorted(workers_before)}",
+          flush=True)
+    if args.decode_workers > 0 and len(workers_before) < args.decode_workers:
+        server.send_signal(signal.SIGTERM)
+        sys.exit(f"expected {args.decode_workers} decode workers under the server, "
+                 f"found {workers_before}")
     counts: collections.Counter[int] = collections.Counter()
     fivexx: list[bytes] = []
     transport_retries = [0]
@@ -72,6 +103,7 @@ def main() -> None:
         send()
         elapsed = time.perf_counter() - t0
         alive = server.poll() is None and httpx.get(f"{url}/healthz").status_code == 200
+        workers_after = _children(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(60)
@@ -81,6 +113,8 @@ def main() -> None:
     print(f"statuses: {dict(sorted(counts.items()))}")
     print(f"5xx: {len(fivexx)}  server_alive_at_end: {alive}  "
           f"resent_after_idle_connection_close: {transport_retries[0]}")
+    print(f"decode workers: {args.decode_workers}  before: {sorted(workers_before)}  "
+          f"after: {sorted(workers_after)}  same_workers: {workers_before == workers_after}")
     if fivexx or not alive:
         for b in fivexx[:5]:
             print("5xx body:", b)

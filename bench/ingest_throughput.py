@@ -4,9 +4,14 @@ Workload: realistic GenAI spans (chat and execute_tool spans with messages,
 tool arguments and results, usage; about 1 KB of attributes each) in requests
 of --spans-per-request, sent by --clients concurrent connections from a
 separate client process over loopback to a server on the embedded chDB store.
-Reports spans/s acknowledged, p50/p99 acknowledgement latency, and the span
-count verified in the store after the run (every acknowledged span exactly
-once). Machine: 2 cores, 24 GiB (client and server share them).
+The server starts as production does (``flywheel serve``, decode pool of
+--decode-workers processes, default 1). Reports spans/s acknowledged,
+p50/p99 acknowledgement latency, the span count verified in the store after
+the run (every acknowledged span exactly once), memory (peak RSS, from
+/proc: each process's VmHWM for the server and its decode workers, and the
+peak of their summed VmRSS sampled every 0.2 s during the run) and the load
+average (the machine may be shared). Machine: 2 cores, 24 GiB (client and
+server share them).
 
     python bench/ingest_throughput.py [--clients 8] [--seconds 20] [--spans-per-request 500]
 """
@@ -20,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -29,20 +35,73 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _otlp_load import _free_port, make_body, run_load  # noqa: E402
 
 
+def _status_kib(pid: int, field: str) -> int:
+    """A ``VmRSS``/``VmHWM`` line of /proc/PID/status in KiB (0 once the process is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its child processes (decode workers; the spawn resource tracker, a few MiB)."""
+    out = [pid]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            out += [int(c) for c in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    return out
+
+
+class RssSampler(threading.Thread):
+    """Samples the summed RSS of the server's process tree until stopped."""
+
+    def __init__(self, pid: int, every: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.peak_kib = 0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        """Sample until ``stop``."""
+        while not self._stop_event.is_set():
+            rss = sum(_status_kib(p, "VmRSS") for p in _tree(self.pid))
+            self.peak_kib = max(self.peak_kib, rss)
+            self._stop_event.wait(self.every)
+
+    def stop(self) -> None:
+        """End sampling (safe if it never started)."""
+        self._stop_event.set()
+        if self.is_alive():
+            self.join(5)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--spans-per-request", type=int, default=500)
+    ap.add_argument("--decode-workers", type=int, default=1,
+                    help="decode pool size, as `flywheel serve --decode-workers` "
+                         "(0 = in the receiver)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLYWHEEL_")}
+    load_before = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="flywheel-bench-"))
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", f"chdb://{tmp}/store", "serve",
-         "--port", str(port), "--wal-dir", str(tmp / "wal")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--port", str(port), "--wal-dir", str(tmp / "wal"),
+         "--decode-workers", str(args.decode_workers)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
+    sampler = RssSampler(server.pid)
+    memory: dict[str, object] = {}
     try:
         for _ in range(600):
             try:
@@ -51,6 +110,8 @@ def main() -> None:
             except httpx.HTTPError:
                 time.sleep(0.1)
         sample = make_body(1, args.spans_per_request)
+        idle_kib = sum(_status_kib(p, "VmRSS") for p in _tree(server.pid))
+        sampler.start()
         load = run_load(f"http://127.0.0.1:{port}/v1/traces", args.clients, args.seconds,
                         args.spans_per_request)
         acked = load["acked_spans"]
@@ -59,7 +120,18 @@ def main() -> None:
         while "flywheel_ingest_wal_lag_bytes 0" not in metrics and time.perf_counter() - t_flush < 120:
             time.sleep(0.2)
             metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        sampler.stop()
+        procs = _tree(server.pid)
+        hwm = {p: _status_kib(p, "VmHWM") for p in procs}
+        memory = {
+            "rss_idle_mib": round(idle_kib / 1024, 1),
+            "peak_rss_sum_mib": round(sampler.peak_kib / 1024, 1),
+            "peak_rss_server_mib": round(hwm[server.pid] / 1024, 1),
+            "peak_rss_children_mib": [round(hwm[p] / 1024, 1) for p in procs[1:]],
+        }
+        load_after = os.getloadavg()
     finally:
+        sampler.stop()
         server.send_signal(signal.SIGTERM)
         server.wait(60)
     code = ("import sys; from flywheel import open_store; s=open_store(sys.argv[1]);"
@@ -72,14 +144,17 @@ def main() -> None:
         "workload": f"{args.clients} clients x {args.spans_per_request} GenAI spans/request "
                     f"(~{len(sample) // args.spans_per_request} B/span protobuf), {args.seconds}s",
         "machine": f"{os.cpu_count()} cores, loopback, chDB embedded store",
+        "decode_workers": args.decode_workers,
         **load, "stored_spans": stored, "duplicate_spans": dupes,
         "verified": stored == acked and dupes == 0,
+        **memory,
+        "loadavg_1m_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
     }
     if args.json:
         print(json.dumps(figures))
     else:
         for k, v in figures.items():
-            print(f"{k:>16}: {v}")
+            print(f"{k:>23}: {v}")
 
 
 if __name__ == "__main__":

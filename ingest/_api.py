@@ -9,10 +9,12 @@ counts rejected spans) only once the accepted spans are durable.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import zlib
 from collections.abc import AsyncIterator
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -63,6 +65,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.writer = writer
     workers = settings.ingest.decode_workers
     app.state.decode_pool = await run_in_threadpool(DecodePool, workers) if workers > 0 else None
+    app.state.decode_pool_lock = asyncio.Lock()
     await run_in_threadpool(writer.start)
     try:
         yield
@@ -131,8 +134,13 @@ async def export_traces(request: Request) -> Response:
             body = _gunzip(body, limit)
         pool: DecodePool | None = getattr(request.app.state, "decode_pool", None)
         if pool is not None:
-            payload, accepted, rejected, reasons, error = await pool.decode(
-                body, ctype, request_project(request), settings.ingest.max_attribute_bytes)
+            try:
+                payload, accepted, rejected, reasons, error = await pool.decode(
+                    body, ctype, request_project(request), settings.ingest.max_attribute_bytes)
+            except BrokenProcessPool:
+                await _restart_pool(request.app, pool)
+                raise OverloadedError("a decode worker exited; the pool was restarted, "
+                                      "retry this request", retry_after=1) from None
             if error:
                 raise UserError(error)
             batch = await run_in_threadpool(writer.submit_ipc, payload, accepted, rejected, reasons)
@@ -145,6 +153,20 @@ async def export_traces(request: Request) -> Response:
         return _otlp_error(exc.http_status, exc.message, ctype)
     writer.stats.rejected_spans += batch.rejected
     return Response(encode_response(batch, ctype), 200, media_type=ctype)
+
+
+async def _restart_pool(app: FastAPI, broken: DecodePool) -> None:
+    """Replace a pool whose worker died (killed, out of memory).
+
+    A broken pool fails every later request: without this, one lost worker
+    would turn the receiver into 5xx for good.
+    """
+    async with app.state.decode_pool_lock:
+        if app.state.decode_pool is not broken:  # another request restarted it already
+            return
+        log.error("a decode worker exited; restarting the decode pool")
+        app.state.decode_pool = await run_in_threadpool(DecodePool, broken.workers)
+        await run_in_threadpool(broken.close)
 
 
 def _decode_and_log(
