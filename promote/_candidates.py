@@ -390,7 +390,7 @@ def dedupe_candidates(
     # Failures first, so a failed run represents its cluster (its evidence is what we promote).
     rank = {"failure": 0, "explicit": 1, "success": 2}
     todo.sort(key=lambda c: (rank.get(c.source, 3), -len(c.reasons), c.sampled_at, c.candidate_id))
-    index = StoreDedupeIndex(store, params)
+    index = StoreDedupeIndex(store, params, project=project)
     material = load_traces(store, [c.trace_id for c in todo], project=project)
     assignments = index.add_traces(
         [(c.trace_id, material[c.trace_id].steps if c.trace_id in material else []) for c in todo]
@@ -439,7 +439,7 @@ def index_traces(store: Store, index: Any, *, project: str, chunk: int = 2000) -
         "SELECT DISTINCT trace_id FROM trace_summaries WHERE project_id = {p:String}"
         " AND trace_id NOT IN (SELECT trace_id FROM dedupe_signatures WHERE params = {k:String})"
         " ORDER BY trace_id",
-        {"p": project, "k": index.params.key},
+        {"p": project, "k": index.namespace},
     )
     ids = [r["trace_id"] for r in rows]
     for i in range(0, len(ids), chunk):

@@ -222,13 +222,22 @@ class StoreDedupeIndex:
     itself by an in-memory ``MinHashLSH``, and every candidate is verified by
     exact Jaccard before the batch is written.
 
+    Each project has its own index: the stored ``params`` column holds the
+    parameter key and the project, so one project's traces never join (or
+    reveal) another project's clusters, and equal trace ids never collide.
+
     Not safe for two writers deduplicating at the same time (each would miss
     the other's unwritten batch); run one dedupe job per store.
     """
 
-    def __init__(self, store: Store, params: DedupeParams | None = None) -> None:
+    def __init__(
+        self, store: Store, params: DedupeParams | None = None, *, project: str = "default"
+    ) -> None:
         self.store = store
         self.params = params or DedupeParams()
+        self.project = project
+        #: The value of the ``params`` column: rows under another namespace are never compared.
+        self.namespace = f"{self.params.key}|project={project}"
 
     # -- writes --
     def add_traces(self, items: Sequence[tuple[str, Sequence[TraceStep]]]) -> list[Assignment]:
@@ -312,7 +321,7 @@ class StoreDedupeIndex:
             "argMax(similarity, created_at) AS sim "
             "FROM dedupe_signatures WHERE params = {p:String} AND trace_id IN {ids:Array(String)} "
             "GROUP BY trace_id",
-            {"p": self.params.key, "ids": list(dict.fromkeys(trace_ids))},
+            {"p": self.namespace, "ids": list(dict.fromkeys(trace_ids))},
         )
         return {
             r["trace_id"]: Assignment(
@@ -332,7 +341,7 @@ class StoreDedupeIndex:
                 "SELECT band_key, trace_id FROM dedupe_bands "
                 "WHERE params = {p:String} AND band_key IN {keys:Array(UInt64)} "
                 f"LIMIT {_MATCHES_PER_KEY} BY band_key",
-                {"p": self.params.key, "keys": all_keys[i : i + _KEYS_PER_QUERY]},
+                {"p": self.namespace, "keys": all_keys[i : i + _KEYS_PER_QUERY]},
             )
             for r in rows:
                 hits.setdefault(int(r["band_key"]), []).append(r["trace_id"])
@@ -356,7 +365,7 @@ class StoreDedupeIndex:
                 "SELECT trace_id, argMax(cluster_id, created_at) AS cl, "
                 "argMax(shingles, created_at) AS sh FROM dedupe_signatures "
                 "WHERE params = {p:String} AND trace_id IN {ids:Array(String)} GROUP BY trace_id",
-                {"p": self.params.key, "ids": ids[i : i + 5_000]},
+                {"p": self.namespace, "ids": ids[i : i + 5_000]},
             )
             for r in rows:
                 info[r["trace_id"]] = (frozenset(int(x) for x in r["sh"]), r["cl"])
@@ -374,7 +383,7 @@ class StoreDedupeIndex:
         now: int,
     ) -> None:
         store = self.store
-        pk = self.params.key
+        pk = self.namespace
         ids = [tid for tid, _ in fresh]
         # Sizes first read (existing clusters), then written with a newer version.
         old = self._cluster_rows([c for c in new_sizes if c not in reps])
@@ -438,7 +447,7 @@ class StoreDedupeIndex:
         if limit is not None:
             sql += " LIMIT {lim:UInt64}"
             params = {**params, "lim": limit}
-        rows = self.store.query(sql, {"p": self.params.key, "min_size": min_size, **params})
+        rows = self.store.query(sql, {"p": self.namespace, "min_size": min_size, **params})
         return [
             Cluster(r["cluster_id"], r["rep"], int(r["n"]), int(r["first"]), int(r["last"]))
             for r in rows
@@ -461,6 +470,6 @@ class StoreDedupeIndex:
         rows = self.store.query(
             "SELECT trace_id FROM dedupe_signatures FINAL WHERE params = {p:String} "
             "AND cluster_id = {c:String} ORDER BY created_at, trace_id",
-            {"p": self.params.key, "c": cluster_id},
+            {"p": self.namespace, "c": cluster_id},
         )
         return [r["trace_id"] for r in rows]

@@ -266,6 +266,20 @@ def test_store_rows_under_other_params_are_not_compared(store: Store) -> None:
     assert other.add_traces([("b", t)])[0].is_new_cluster
 
 
+def test_store_index_is_per_project(store: Store) -> None:
+    """One project's traces never join, or reveal, another project's clusters."""
+    t = _trace("track parcel 1", [("track", {"n": 1})])
+    a = StoreDedupeIndex(store, project="team-a")
+    b = StoreDedupeIndex(store, project="team-b")
+    a.add_traces([("a1", t), ("a2", t)])
+    got = b.add_traces([("b1", t), ("a1", t)])  # a1: the same trace id in another project
+    assert [g.is_new_cluster for g in got] == [True, False]
+    assert [g.cluster_id for g in got] == ["b1", "b1"]
+    assert {c.cluster_id: c.size for c in a.clusters()} == {"a1": 2}
+    assert {c.cluster_id: c.size for c in b.clusters()} == {"b1": 2}
+    assert a.members("a1") == ["a1", "a2"] and b.members("a1") == []
+
+
 def test_store_quality_in_batches_matches_in_memory(store: Store) -> None:
     data = duplicate_traces(900, per_group=6, seed=9)
     idx = StoreDedupeIndex(store)
