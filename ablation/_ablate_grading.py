@@ -154,30 +154,12 @@ def side_effect_summary(record: TrialRecord, calls: list[dict[str, Any]]) -> dic
     fails (the side-effect grader then says ``unknown``).
     """
     try:
-        from agentdojo.task_suite.load_suites import get_suite
+        from side_effects import ToolCall
 
-        from side_effects import (
-            ToolCall,
-            agentdojo_profile,
-            analyze,
-            scope_from_ground_truth,
-            snapshot_agentdojo_json,
-        )
+        from ._analysis import agentdojo_side_effects
 
-        from ._agentdojo import BENCHMARK_VERSION
-        from ._runner import parse_suite
-
-        _, name = parse_suite(record.suite)
-        suite = get_suite(BENCHMARK_VERSION, name)
-        env = suite.environment_type.model_validate_json(record.s0)
-        scope = scope_from_ground_truth(suite, suite.user_tasks[record.task_id], env, free=True)
-        report = analyze(
-            snapshot_agentdojo_json(record.s0, name),
-            snapshot_agentdojo_json(record.sT, name),
-            scope=scope,
-            profile=agentdojo_profile(name),
-            calls=[ToolCall(name=c["name"], args=c["arguments"]) for c in calls],
-            run_id=record.trial_id,
+        report = agentdojo_side_effects(
+            record, [ToolCall(name=c["name"], args=c["arguments"]) for c in calls]
         )
         return {k: int(v) for k, v in report.gate.counts.items()}
     except Exception:  # noqa: BLE001 - missing evidence is ``unknown``, never a crash

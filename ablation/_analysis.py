@@ -79,24 +79,31 @@ def analyse_stored_trial(store: Store, trial_id: str, *, project: str = "default
     return analyse_trial(store, trial, project=project)  # type: ignore[arg-type]
 
 
-def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default") -> TrialAnalysis:
-    """Provenance of the trial's trace, then its s0 -> sT side effects, both stored."""
+def agentdojo_side_effects(
+    record: TrialRecord, calls: list[Any], observations: list[Any] | None = None
+) -> SideEffectReport:
+    """The s0 -> sT side effects of an AgentDojo trial, scoped by its user task's ground truth."""
     from agentdojo.task_suite.load_suites import get_suite
 
     _, suite_name = parse_suite(record.suite)
-    prov = compute_provenance(store, record.trace_id, project=project)
-    calls, observations = calls_from_trace(store, record.trace_id, project=project)
     suite = get_suite(BENCHMARK_VERSION, suite_name)
     env = suite.environment_type.model_validate_json(record.s0)
     scope = scope_from_ground_truth(suite, suite.user_tasks[record.task_id], env, free=True)
-    report = analyze(
+    return analyze(
         snapshot_agentdojo_json(record.s0, suite_name),
         snapshot_agentdojo_json(record.sT, suite_name),
         scope=scope,
         profile=agentdojo_profile(suite_name),
         calls=calls,
-        observations=observations,
+        observations=observations or [],
         run_id=record.trial_id,
     )
+
+
+def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default") -> TrialAnalysis:
+    """Provenance of the trial's trace, then its s0 -> sT side effects, both stored."""
+    prov = compute_provenance(store, record.trace_id, project=project)
+    calls, observations = calls_from_trace(store, record.trace_id, project=project)
+    report = agentdojo_side_effects(record, calls, observations)
     store_report(store, record.trial_id, report, trace_id=record.trace_id, project_id=project)
     return TrialAnalysis(record.trial_id, record.trace_id, sum(1 for r in prov if r.flags), report)
