@@ -14,7 +14,8 @@ from ._provenance import ArgumentProvenance, ProvenancePolicy, infer_provenance
 _STEPS_SQL = """
 SELECT s.span_id AS span_id, s.parent_span_id AS parent_span_id, s.kind AS kind,
        s.tool_name AS tool_name, s.span_name AS span_name, s.arguments AS arguments,
-       s.result AS result, s.input AS input, s.output AS output, s.start_time AS start_time
+       s.result AS result, s.input AS input, s.output AS output, s.start_time AS start_time,
+       s.status AS status, s.error AS error
 FROM agent_steps AS s FINAL
 WHERE s.project_id = {p:String} AND s.trace_id = {t:String}
 ORDER BY s.start_time, s.span_id

@@ -17,12 +17,6 @@ from ingest import load_steps, read_provenance
 from ._provenance import Observation, observations_from_provenance
 from ._reconcile import ToolCall
 
-#: A failed call explains no delta, so reconciliation needs each call's outcome.
-_OUTCOME_SQL = """
-SELECT span_id, status, error FROM agent_steps FINAL
-WHERE project_id = {p:String} AND trace_id = {t:String} AND kind = 'tool'
-"""
-
 
 def _arguments(text: str) -> dict[str, Any]:
     """A tool span's arguments as a dict (a non-object or broken JSON counts as none)."""
@@ -42,21 +36,16 @@ def calls_from_trace(
         NotFoundError: if the trace is not in ``project``.
     """
     steps = [s for s in load_steps(store, trace_id, project) if s["kind"] == "tool"]
-    outcome = {
-        r["span_id"]: (r["status"], r["error"])
-        for r in store.query(_OUTCOME_SQL, {"p": project, "t": trace_id})
-    }
-    calls = []
-    for s in steps:
-        status, error = outcome.get(s["span_id"], ("ok", ""))
-        calls.append(
-            ToolCall(
-                name=s["tool_name"],
-                args=_arguments(s["arguments"]),
-                span_id=s["span_id"],
-                status="error" if status == "error" else "ok",
-                error=error or None,
-            )
+    calls = [
+        ToolCall(
+            name=s["tool_name"],
+            args=_arguments(s["arguments"]),
+            span_id=s["span_id"],
+            # a failed call explains no delta, so reconciliation needs each call's outcome
+            status="error" if s["status"] == "error" else "ok",
+            error=s["error"] or None,
         )
+        for s in steps
+    ]
     provenance = read_provenance(store, trace_id, project=project)
     return calls, observations_from_provenance(provenance, calls)
