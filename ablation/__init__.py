@@ -1,60 +1,5 @@
 """Agent harness: stateful environments, seams with oracles, budgets, agents, traced trials."""
 
-from ._agentdojo import (
-    BENCHMARK_VERSION,
-    SUITES,
-    AgentDojoEnvironment,
-    injection_task_ids,
-    injection_vectors,
-    is_read_tool,
-    task_ids,
-)
-from ._agents import AgentSpec, agent_names, build_agent, parse_agent, register_agent
-from ._attribution import (
-    CATEGORIES,
-    Attribution,
-    JudgeAttributor,
-    attribute_steps,
-    attribute_trace,
-    import_whowhen,
-    judge_agreement,
-    read_attribution,
-    save_attributions,
-    score_faults,
-)
-from ._analysis import TrialAnalysis, analyse_trial
-from ._budget import Budget, BudgetExhausted, BudgetMeter
-from ._context import AgentContext, Fault, Usage
-from ._env import (
-    LEDGER,
-    Environment,
-    IdentityLedger,
-    TaskInfo,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-    Verdicts,
-    canonical_json,
-    sha256_hex,
-)
-from ._export import SERVICE_NAME, StoreSpanExporter, otlp_exporter, tracer_provider
-from ._openai import OpenAIChatAgent
-from ._reference import DEFAULT_RATES, HAZARDS, ReferenceAgent
-from ._runner import (
-    SCHEMA_VERSION,
-    STATUSES,
-    TrialRecord,
-    TrialSpec,
-    config_id,
-    make_environment,
-    plan_trials,
-    run_trial,
-    run_trials,
-)
-from ._seams import MODES, SEAMS, SeamConfig, SeamSpec, register_seam, seam_names
-from ._subprocess import SubprocessAgent
-from ._trials_store import load_snapshot, load_trials, save_trials, spec_from_row
-
 from ._ablate import (
     AblationPlan,
     AblationRun,
@@ -79,6 +24,44 @@ from ._ablate_report import (
     plot_png,
     to_markdown,
 )
+from ._agentdojo import (
+    BENCHMARK_VERSION,
+    SUITES,
+    AgentDojoEnvironment,
+    injection_task_ids,
+    injection_vectors,
+    is_read_tool,
+    task_ids,
+)
+from ._agents import AgentSpec, agent_names, build_agent, parse_agent, register_agent
+from ._analysis import TrialAnalysis, analyse_trial
+from ._attribution import (
+    CATEGORIES,
+    Attribution,
+    JudgeAttributor,
+    attribute_steps,
+    attribute_trace,
+    import_whowhen,
+    judge_agreement,
+    read_attribution,
+    save_attributions,
+    score_faults,
+)
+from ._budget import Budget, BudgetExhausted, BudgetMeter
+from ._context import AgentContext, Fault, Usage
+from ._env import (
+    LEDGER,
+    Environment,
+    IdentityLedger,
+    TaskInfo,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Verdicts,
+    canonical_json,
+    sha256_hex,
+)
+from ._export import SERVICE_NAME, StoreSpanExporter, otlp_exporter, tracer_provider
 from ._horizon import (
     HorizonEstimate,
     estimate_horizon,
@@ -87,7 +70,19 @@ from ._horizon import (
     implied_hazard,
     recovery,
 )
-
+from ._openai import OpenAIChatAgent
+from ._reference import DEFAULT_RATES, HAZARDS, ReferenceAgent
+from ._runner import (
+    SCHEMA_VERSION,
+    STATUSES,
+    TrialRecord,
+    TrialSpec,
+    config_id,
+    make_environment,
+    plan_trials,
+    run_trial,
+    run_trials,
+)
 from ._safety import (
     OUTCOMES,
     PROBE_KINDS,
@@ -120,6 +115,9 @@ from ._safety import (
     threshold_compliance,
     with_behavioural_confidence,
 )
+from ._seams import MODES, SEAMS, SeamConfig, SeamSpec, register_seam, seam_names
+from ._subprocess import SubprocessAgent
+from ._trials_store import load_snapshot, load_trials, save_trials, spec_from_row
 
 __all__ = [
     "ScorecardEvalSet",

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flywheel.evalset import Grader, GradingContext, Task
+from flywheel.evalset import save_trials as save_graded_trials
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from evalset import Grader, GradingContext, Task
-from evalset import save_trials as save_graded_trials
 from flywheel import NotFoundError, Store, UserError
 
 from ._ablate_evalset import EvalUnit

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalset import Task, default_root, read_tasks, resolve, verify_bundle
+from flywheel.evalset import Task, default_root, read_tasks, resolve, verify_bundle
+
 from flywheel import NotFoundError, UserError, canonical_json, sha256_hex
 
 #: Environment kinds the harness can run.

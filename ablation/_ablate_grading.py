@@ -23,10 +23,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-
-from evalset import (
+from flywheel.evalset import (
     Criterion,
     CriterionKind,
     CriterionRole,
@@ -41,6 +38,8 @@ from evalset import (
     register_grader,
     trial_from_harness,
 )
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ._runner import TrialRecord
 
@@ -154,7 +153,7 @@ def side_effect_summary(record: TrialRecord, calls: list[dict[str, Any]]) -> dic
     fails (the side-effect grader then says ``unknown``).
     """
     try:
-        from side_effects import ToolCall
+        from flywheel.side_effects import ToolCall
 
         from ._analysis import agentdojo_side_effects
 

@@ -27,8 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     cost_per_accepted_task,
     mcnemar_exact,
     newcombe_paired_interval,

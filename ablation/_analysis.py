@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flywheel import Store
-from ingest import compute_provenance
-from side_effects import (
+from flywheel.ingest import compute_provenance
+from flywheel.side_effects import (
     SideEffectReport,
     agentdojo_profile,
     analyze,
@@ -20,6 +19,8 @@ from side_effects import (
     snapshot_agentdojo_json,
     store_report,
 )
+
+from flywheel import Store
 
 from ._agentdojo import BENCHMARK_VERSION
 from ._runner import TrialRecord, parse_suite

@@ -25,7 +25,7 @@ def _since(value: str | None) -> int | None:
     if not value:
         return None
     try:
-        from ingest import parse_time
+        from flywheel.ingest import parse_time
     except ImportError:  # pragma: no cover - ingest always ships it
         raise UserError("--since needs ingest's time parser") from None
     return parse_time(value)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+from flywheel.evalset import load_evalset, scorecard_binding
 
-from evalset import load_evalset, scorecard_binding
 from flywheel import UserError
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
 

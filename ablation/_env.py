@@ -15,9 +15,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from flywheel import ConflictError, canonical_json
-from flywheel import sha256_hex  # noqa: F401 - the package imports it from here
-
+from flywheel import (
+    ConflictError,
+    canonical_json,
+    sha256_hex,  # noqa: F401 - the package imports it from here
+)
 
 
 @dataclass(frozen=True)

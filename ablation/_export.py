@@ -60,9 +60,8 @@ class StoreSpanExporter(SpanExporter):
         if not spans:
             return SpanExportResult.SUCCESS
         try:
+            from flywheel.ingest import decode_request
             from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
-            from ingest import decode_request
 
             batch = decode_request(encode_spans(spans), project=self.project)
             with self._lock:

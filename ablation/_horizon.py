@@ -159,7 +159,7 @@ def estimate_horizon(
     mean_steps = steps / n
     h = errors / steps
     h_eff = implied_hazard(accepted / n, mean_steps)
-    from evalset.stats import wilson_interval
+    from flywheel.evalset.stats import wilson_interval
 
     w = wilson_interval(accepted, n, confidence)
     s_lo, s_hi = min(1.0, max(0.0, float(w.lo))), min(1.0, max(0.0, float(w.hi)))

@@ -24,9 +24,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
 
-from ablation import AblationPlan, AgentSpec, analyse, load_results, run_ablation  # noqa: E402
-from ablation._ablate_report import plot_png, to_markdown  # noqa: E402
-from ablation._seams import SEAMS  # noqa: E402
+from flywheel.ablation import AblationPlan, AgentSpec, analyse, load_results, run_ablation  # noqa: E402
+from flywheel.ablation._ablate_report import plot_png, to_markdown  # noqa: E402
+from flywheel.ablation._seams import SEAMS  # noqa: E402
+
 from flywheel import open_store  # noqa: E402
 
 

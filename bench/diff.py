@@ -24,7 +24,7 @@ import tracemalloc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from side_effects import (  # noqa: E402
+from flywheel.side_effects import (  # noqa: E402
     Profile,
     Record,
     Snapshot,

@@ -26,9 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
-from ablation import (  # noqa: E402
+from flywheel.ablation import (  # noqa: E402
     AgentSpec,
     StoreSpanExporter,
     otlp_exporter,
@@ -37,6 +35,8 @@ from ablation import (  # noqa: E402
     save_trials,
     task_ids,
 )
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
 from flywheel import open_store  # noqa: E402
 
 

@@ -41,11 +41,11 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from promote._dedupe import DedupeIndex, DedupeParams, StoreDedupeIndex  # noqa: E402
-from promote._redact_batch import redact_traces, shutdown_pools  # noqa: E402
-from promote._redact_synth import duplicate_traces, pii_traces  # noqa: E402
-from promote._redact_types import TraceStep  # noqa: E402
-from promote._signature import trace_signature  # noqa: E402
+from flywheel.promote._dedupe import DedupeIndex, DedupeParams, StoreDedupeIndex  # noqa: E402
+from flywheel.promote._redact_batch import redact_traces, shutdown_pools  # noqa: E402
+from flywheel.promote._redact_synth import duplicate_traces, pii_traces  # noqa: E402
+from flywheel.promote._redact_types import TraceStep  # noqa: E402
+from flywheel.promote._signature import trace_signature  # noqa: E402
 
 
 def machine() -> str:

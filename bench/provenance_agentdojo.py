@@ -49,7 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ablation import (
+from flywheel.ablation import (
     HAZARDS,
     AgentSpec,
     StoreSpanExporter,
@@ -57,9 +57,10 @@ from ablation import (
     plan_trials,
     run_trials,
 )  # noqa: E402
-from evalset.stats import wilson_interval  # noqa: E402
+from flywheel.evalset.stats import wilson_interval  # noqa: E402
+from flywheel.ingest import compute_provenance, load_steps, normalise  # noqa: E402
+
 from flywheel import open_store  # noqa: E402
-from ingest import compute_provenance, load_steps, normalise  # noqa: E402
 
 
 def _rate(k: int, n: int) -> tuple[float | None, list[float] | None]:

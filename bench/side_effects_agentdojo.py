@@ -47,9 +47,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from agentdojo.functions_runtime import FunctionCall  # noqa: E402
 from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
 from agentdojo.types import text_content_block_from_string  # noqa: E402
-
-from evalset.stats import wilson_interval  # noqa: E402
-from side_effects import (  # noqa: E402
+from flywheel.evalset.stats import wilson_interval  # noqa: E402
+from flywheel.side_effects import (  # noqa: E402
     AttackRun,
     agentdojo_profile,
     attack_run,

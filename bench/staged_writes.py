@@ -50,13 +50,12 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from flywheel.ablation import AgentSpec, SeamConfig, SeamSpec, plan_trials, run_trials  # noqa: E402
+from flywheel.ablation._safety import ReversibilityConfig, spans_from_readable, staging_report  # noqa: E402
+from flywheel.evalset.stats import Interval  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
-
-from ablation import AgentSpec, SeamConfig, SeamSpec, plan_trials, run_trials  # noqa: E402
-from ablation._safety import ReversibilityConfig, spans_from_readable, staging_report  # noqa: E402
-from evalset.stats import Interval  # noqa: E402
 
 SIM: dict[str, Any] = {"act_errors": True, "difficulty": "task", "overreach": 0.2, "overask": 0.1}
 TRUE = ReversibilityConfig(utility=1.0, loss=9.0, reversal_cost=1.0, staged_cost=1.0)

@@ -24,8 +24,7 @@ import time
 import tracemalloc
 
 import numpy as np
-
-from evalset.stats import paired_cluster_bootstrap
+from flywheel.evalset.stats import paired_cluster_bootstrap
 
 TASKS = 10_000
 RESAMPLES = 10_000

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from flywheel.evalset._task import TASK_SCHEMA_VERSION, Task
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalset._task import TASK_SCHEMA_VERSION, Task
 from flywheel import canonical_json as _canonical
 from flywheel import sha256_hex
 from flywheel.errors import NotFoundError, UserError

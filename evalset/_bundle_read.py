@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flywheel.evalset._task import Task
 from pydantic import ValidationError
 
-from evalset._task import Task
 from flywheel.errors import UserError
 
 

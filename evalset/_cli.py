@@ -52,8 +52,8 @@ def gate_cmd(
     as_json: bool,
 ) -> None:
     """Apply the release rule: exit 0 to ship, 2 to block, 1 on bad input."""
-    from evalset._gate import gate_paths
-    from evalset._report import write_report
+    from flywheel.evalset._gate import gate_paths
+    from flywheel.evalset._report import write_report
 
     result = gate_paths(evalset_dir, baseline, candidate, rules, scorecard=scorecard)
     paths = write_report(result, out_dir)
@@ -83,10 +83,11 @@ def gate_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict counts as JSON.")
 def grade_cmd(evalset_dir: str, trials: str, out_file: str, as_json: bool) -> None:
     """Grade trials against their tasks' criteria (four-verdict rule)."""
-    from evalset._bundle_read import load_evalset
-    from evalset._graders import GradingContext, grade_trial
-    from evalset._trials_io import read_trials, write_trials
-    from evalset._verdict import tally
+    from flywheel.evalset._bundle_read import load_evalset
+    from flywheel.evalset._graders import GradingContext, grade_trial
+    from flywheel.evalset._trials_io import read_trials, write_trials
+    from flywheel.evalset._verdict import tally
+
     from flywheel.errors import UserError
 
     es = load_evalset(evalset_dir)

@@ -26,7 +26,7 @@ _json_opt = click.option("--json", "as_json", is_flag=True, help="Print the resu
 
 
 def _root(obj: CliContext, root: str | None) -> str:
-    from evalset import default_root
+    from flywheel.evalset import default_root
 
     return str(root) if root else str(default_root(obj.settings.store))
 
@@ -51,7 +51,7 @@ def release_cmd(
     obj: CliContext, name: str, root: str | None, max_held_out_uses: int | None, as_json: bool
 ) -> None:
     """Release the approved tasks of NAME as a new version (a no-op when nothing changed)."""
-    from evalset._bundle import release_from_store
+    from flywheel.evalset._bundle import release_from_store
 
     result = release_from_store(
         obj.store(),
@@ -89,7 +89,7 @@ def _user() -> str:
 @pass_cli
 def export_cmd(obj: CliContext, ref: str, out_dir: str, root: str | None, as_json: bool) -> None:
     """Copy version REF (NAME@VERSION) and its exposure log to OUT_DIR, verified."""
-    from evalset._bundle import export_bundle, verify_bundle
+    from flywheel.evalset._bundle import export_bundle, verify_bundle
 
     out = export_bundle(_root(obj, root), ref, out_dir)
     rep = verify_bundle(out)
@@ -104,7 +104,7 @@ def export_cmd(obj: CliContext, ref: str, out_dir: str, root: str | None, as_jso
 @_json_opt
 def verify_cmd(directory: str, as_json: bool) -> None:
     """Recompute every hash of a bundle directory (no database); exit 1 on any problem."""
-    from evalset._bundle import verify_bundle
+    from flywheel.evalset._bundle import verify_bundle
 
     rep = verify_bundle(directory)
     if as_json:
@@ -140,7 +140,7 @@ def exposure_cmd(
     as_json: bool,
 ) -> None:
     """Record (with --decision) or show how often REF's held-out split steered a decision."""
-    from evalset._bundle import exposure_status, record_exposure
+    from flywheel.evalset._bundle import exposure_status, record_exposure
 
     r = _root(obj, root)
     status = (
@@ -164,7 +164,7 @@ def exposure_cmd(
 @pass_cli
 def versions_cmd(obj: CliContext, name: str, root: str | None, as_json: bool) -> None:
     """List the released versions of NAME, oldest first."""
-    from evalset._bundle import versions
+    from flywheel.evalset._bundle import versions
 
     rows = versions(_root(obj, root), name)
     if as_json:

@@ -28,22 +28,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from evalset._bundle_read import EvalSet
-from evalset._gate_rules import GateRules
-from evalset._graders import GradingContext, grade_trial, load_calibration
-from evalset._graders._judge import JudgeCalibration
-from evalset._scorecard_file import (
+from flywheel.evalset._bundle_read import EvalSet
+from flywheel.evalset._gate_rules import GateRules
+from flywheel.evalset._graders import GradingContext, grade_trial, load_calibration
+from flywheel.evalset._graders._judge import JudgeCalibration
+from flywheel.evalset._scorecard_file import (
     Scorecard,
     check_scorecard_for,
     evalset_name,
     load_scorecard,
     scorecard_reasons,
 )
-from evalset._task import CriterionKind, CriterionRole, Task
-from evalset._trial import Trial, Verdict
-from evalset._verdict import VerdictTally, tally
-from evalset.stats import (
+from flywheel.evalset._task import CriterionKind, CriterionRole, Task
+from flywheel.evalset._trial import Trial, Verdict
+from flywheel.evalset._verdict import VerdictTally, tally
+from flywheel.evalset.stats import (
     cost_per_accepted_task,
     error_burden,
     mcnemar_exact,
@@ -54,6 +53,7 @@ from evalset.stats import (
     paired_counts,
     primary_failure,
 )
+
 from flywheel.errors import UserError
 
 ARMS = ("baseline", "candidate")
@@ -601,9 +601,9 @@ def gate_paths(
     scorecard: str | Path | None = None,
 ) -> GateResult:
     """Load everything from paths and run the gate (the CLI's one call)."""
-    from evalset._bundle_read import load_evalset
-    from evalset._gate_rules import load_rules
-    from evalset._trials_io import read_trials
+    from flywheel.evalset._bundle_read import load_evalset
+    from flywheel.evalset._gate_rules import load_rules
+    from flywheel.evalset._trials_io import read_trials
 
     es = load_evalset(evalset_dir)
     card = None

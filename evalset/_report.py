@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from evalset._gate import GateResult
+from flywheel.evalset._gate import GateResult
 
 
 def _row(*cells: object) -> str:

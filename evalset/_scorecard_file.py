@@ -19,9 +19,9 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
+from flywheel.evalset._bundle_read import EvalSet
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from evalset._bundle_read import EvalSet
 from flywheel.errors import UserError
 
 SCORECARD_SCHEMA: Literal[1] = 1

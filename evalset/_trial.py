@@ -13,9 +13,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
+from flywheel.evalset._task import CriterionKind, CriterionRole, GraderSpec
 from pydantic import BaseModel, ConfigDict, Field
-
-from evalset._task import CriterionKind, CriterionRole, GraderSpec
 
 #: Version of the trial record; bump with a migration and an old-fixture test.
 TRIAL_SCHEMA_VERSION = 1

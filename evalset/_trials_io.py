@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flywheel.evalset._trial import Trial
 from pydantic import ValidationError
 
-from evalset._trial import Trial
 from flywheel.errors import UserError
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evalset._task import CriterionRole
-from evalset._trial import CriterionResult, Verdict
-from evalset.stats import ResolutionBounds, resolution_bounds
+from flywheel.evalset._task import CriterionRole
+from flywheel.evalset._trial import CriterionResult, Verdict
+from flywheel.evalset.stats import ResolutionBounds, resolution_bounds
 
 
 def aggregate(results: Iterable[tuple[CriterionRole, Verdict]]) -> Verdict:

@@ -1,9 +1,9 @@
 """The REST app factory: one FastAPI app, one router module per package.
 
 Like the CLI entry, this is the one place that gathers every package: each
-package may expose ``<package>._api`` with ``router`` (an ``APIRouter``) and
-optionally ``lifespan(app)`` (an async context manager for its background
-work). Errors of the exception tree become ``{"error": {"type", "message"}}``
+package in ``API_PACKAGES`` has ``flywheel.<package>._api`` with ``router``
+(an ``APIRouter``) and optionally ``lifespan(app)`` (an async context manager
+for its background work). Errors of the exception tree become ``{"error": {"type", "message"}}``
 with the error's HTTP status, in one handler.
 """
 
@@ -25,18 +25,11 @@ from ._store import Store, open_store
 from .errors import FlywheelError, OverloadedError
 
 #: Packages that may contribute a router, in mount order.
-API_PACKAGES = ("ingest", "evalset", "promote", "side_effects", "ablation")
+API_PACKAGES = ("ingest", "promote", "side_effects", "ablation")
 
 
 def _api_modules() -> list[ModuleType]:
-    modules = []
-    for package in API_PACKAGES:
-        try:
-            modules.append(importlib.import_module(f"{package}._api"))
-        except ModuleNotFoundError as exc:
-            if exc.name not in {package, f"{package}._api"}:
-                raise
-    return modules
+    return [importlib.import_module(f"flywheel.{package}._api") for package in API_PACKAGES]
 
 
 def error_body(exc: FlywheelError) -> dict[str, dict[str, str]]:

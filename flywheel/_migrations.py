@@ -35,7 +35,8 @@ from .errors import FlywheelError
 if TYPE_CHECKING:
     from ._store import Store
 
-#: Packages in dependency order; each may own a ``migrations/`` folder.
+#: Packages in dependency order; each may own a ``migrations/`` folder. The
+#: ledger records these short names; the modules live under ``flywheel.``.
 PACKAGES: tuple[str, ...] = ("flywheel", "ingest", "evalset", "promote", "side_effects", "ablation")
 
 _ENGINE = re.compile(r"\{\{(\w*MergeTree)(?:\((.*?)\))?\}\}")
@@ -72,9 +73,14 @@ class Migration:
         return f"{self.package}:{self.name}"
 
 
+def module_name(package: str) -> str:
+    """The importable module of a package's short name (``ingest`` -> ``flywheel.ingest``)."""
+    return package if package == "flywheel" else f"flywheel.{package}"
+
+
 def package_migrations(package: str) -> list[Migration]:
     """The migrations of one package, in version order (without importing it)."""
-    spec = importlib.util.find_spec(package)
+    spec = importlib.util.find_spec(module_name(package))
     if spec is None or not spec.submodule_search_locations:
         return []
     folder = Path(next(iter(spec.submodule_search_locations))) / "migrations"

@@ -17,8 +17,8 @@ import click
 from pydantic import ValidationError
 
 from . import __version__
-from ._clikit import CliContext, echo_json, pass_cli
 from ._auth import create_key, list_keys, revoke_key
+from ._clikit import CliContext, echo_json, pass_cli
 from ._config import Settings
 from .errors import FlywheelError
 
@@ -159,13 +159,7 @@ def keys_revoke(obj: CliContext, key_id: str) -> None:
 
 def _register_all() -> None:
     for package in COMMAND_PACKAGES:
-        try:
-            module = importlib.import_module(f"{package}._cli")
-        except ModuleNotFoundError as exc:
-            if exc.name in {package, f"{package}._cli"}:
-                continue
-            raise
-        module.register(cli)
+        importlib.import_module(f"flywheel.{package}._cli").register(cli)
 
 
 _register_all()

@@ -10,7 +10,7 @@ from flywheel._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "promote._candidates": [
+        "flywheel.promote._candidates": [
             "STAGES",
             "Candidate",
             "candidate_id",
@@ -22,37 +22,37 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "redact_candidates",
             "sample_candidates",
         ],
-        "promote._dedupe": [
+        "flywheel.promote._dedupe": [
             "Assignment",
             "Cluster",
             "DedupeIndex",
             "DedupeParams",
             "StoreDedupeIndex",
         ],
-        "promote._draft": [
+        "flywheel.promote._draft": [
             "draft_candidates",
             "draft_task",
             "split_for",
         ],
-        "promote._redact": [
+        "flywheel.promote._redact": [
             "Redactor",
             "redact_trace",
         ],
-        "promote._redact_batch": [
+        "flywheel.promote._redact_batch": [
             "redact_traces",
         ],
-        "promote._redact_types": [
+        "flywheel.promote._redact_types": [
             "RedactedTrace",
             "RedactionFinding",
             "RedactionPolicy",
             "RedactionReport",
             "TraceStep",
         ],
-        "promote._rerun": [
+        "flywheel.promote._rerun": [
             "redact_candidate",
             "stored_rules",
         ],
-        "promote._review": [
+        "flywheel.promote._review": [
             "KINDS",
             "STATUSES",
             "QueueItem",
@@ -67,7 +67,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "reviewer_progress",
             "validate_task",
         ],
-        "promote._sampling": [
+        "flywheel.promote._sampling": [
             "FailureRules",
             "OutcomeRule",
             "Sampled",
@@ -77,7 +77,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "sample",
             "sample_one",
         ],
-        "promote._signature": [
+        "flywheel.promote._signature": [
             "TraceSignature",
             "jaccard",
             "trace_signature",

@@ -13,11 +13,11 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from flywheel.promote._candidates import get_candidate
+from flywheel.promote._review import STATUSES, queue, record_event, review_state, reviewer_progress
 from pydantic import BaseModel, Field
 
 from flywheel import UserError, request_project
-from promote._candidates import get_candidate
-from promote._review import STATUSES, queue, record_event, review_state, reviewer_progress
 
 router = APIRouter(prefix="/api/promote", tags=["promote"])
 
@@ -177,7 +177,7 @@ def list_queue(
 )
 def get_candidate_route(request: Request, candidate_id: str) -> CandidateDetail:
     """Everything a reviewer needs, with no raw value (redacted steps only)."""
-    from ingest import read_provenance
+    from flywheel.ingest import read_provenance
 
     store = request.app.state.store
     project = request_project(request)
@@ -329,7 +329,7 @@ class RedactRequest(BaseRequest):
 def _redact(
     request: Request, candidate_id: str, reviewer: str, body: RedactRequest
 ) -> ReviewView:
-    from promote._rerun import redact_candidate
+    from flywheel.promote._rerun import redact_candidate
 
     state = redact_candidate(
         request.app.state.store,

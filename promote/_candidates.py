@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from flywheel.promote._redact_types import TraceStep
+
 from flywheel import NotFoundError, Store
-from promote._redact_types import TraceStep
 
 #: Pipeline stages, in order (``duplicate`` ends a candidate's pipeline).
 STAGES: tuple[str, ...] = ("sampled", "deduped", "duplicate", "redacted", "drafted")
@@ -309,7 +310,7 @@ def sample_candidates(
     Traces already promoted into the policy's eval set are skipped, so running
     the sampler again only adds what is new.
     """
-    from promote._sampling import sample, sample_one
+    from flywheel.promote._sampling import sample, sample_one
 
     known = known_trace_ids(store, project=policy.project, evalset=policy.evalset)
     if trace_ids is not None:
@@ -382,7 +383,7 @@ def dedupe_candidates(
     so a candidate represents its cluster), which makes the size how often
     production hit that task, not how often the sampler picked it.
     """
-    from promote._dedupe import StoreDedupeIndex
+    from flywheel.promote._dedupe import StoreDedupeIndex
 
     todo = list_candidates(store, project=project, evalset=evalset, stages=["sampled"])
     if not todo:
@@ -462,8 +463,8 @@ def redact_candidates(
     Pseudonyms are consistent within a trace (see ``promote._redact``); raw
     text is read from the store, redacted in memory and never written.
     """
-    from promote._redact_batch import redact_traces
-    from promote._redact_types import RedactionPolicy
+    from flywheel.promote._redact_batch import redact_traces
+    from flywheel.promote._redact_types import RedactionPolicy
 
     todo = list_candidates(store, project=project, evalset=evalset, stages=["deduped"])
     if not todo:

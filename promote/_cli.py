@@ -33,7 +33,7 @@ _evalset_opt = click.option(
 
 
 def _policy(obj: CliContext, path: str | None) -> Any:
-    from promote._sampling import load_policy
+    from flywheel.promote._sampling import load_policy
 
     policy = load_policy(path)
     if path is None and obj.settings.project != policy.project:
@@ -46,7 +46,7 @@ def _stage_rows(cands: list[Any]) -> list[dict[str, Any]]:
 
 
 def _do_sample(obj: CliContext, policy: Any, trace_ids: tuple[str, ...], golden: bool) -> list[Any]:
-    from promote._candidates import sample_candidates
+    from flywheel.promote._candidates import sample_candidates
 
     return sample_candidates(obj.store(), policy, trace_ids=list(trace_ids) or None, golden=golden)
 
@@ -86,7 +86,7 @@ def sample_cmd(
 @pass_cli
 def dedupe_cmd(obj: CliContext, evalset: str | None, as_json: bool) -> None:
     """Collapse near-duplicate candidates (MinHash + LSH, verified by exact Jaccard)."""
-    from promote._candidates import dedupe_candidates, list_candidates
+    from flywheel.promote._candidates import dedupe_candidates, list_candidates
 
     store = obj.store()
     n = len(
@@ -113,7 +113,7 @@ def redact_cmd(
     obj: CliContext, evalset: str | None, policy_path: str | None, workers: int, as_json: bool
 ) -> None:
     """Redact PII in the deduplicated candidates (consistent pseudonyms per trace)."""
-    from promote._candidates import list_candidates, redact_candidates
+    from flywheel.promote._candidates import list_candidates, redact_candidates
 
     store = obj.store()
     policy = _policy(obj, policy_path)
@@ -139,8 +139,8 @@ def redact_cmd(
 @pass_cli
 def draft_cmd(obj: CliContext, evalset: str | None, policy_path: str | None, as_json: bool) -> None:
     """Draft a task from every redacted candidate (for review)."""
-    from promote._candidates import list_candidates
-    from promote._draft import draft_candidates
+    from flywheel.promote._candidates import list_candidates
+    from flywheel.promote._draft import draft_candidates
 
     store = obj.store()
     policy = _policy(obj, policy_path)
@@ -187,8 +187,8 @@ def run_cmd(
     as_json: bool,
 ) -> None:
     """Sample, dedupe, redact and draft in one go; the drafts wait in the review queue."""
-    from promote._candidates import dedupe_candidates, redact_candidates
-    from promote._draft import draft_candidates
+    from flywheel.promote._candidates import dedupe_candidates, redact_candidates
+    from flywheel.promote._draft import draft_candidates
 
     store = obj.store()
     policy = _policy(obj, policy_path)
@@ -252,7 +252,7 @@ def queue_cmd(
     as_json: bool,
 ) -> None:
     """List the review queue."""
-    from promote._review import queue
+    from flywheel.promote._review import queue
 
     items = queue(
         obj.store(),

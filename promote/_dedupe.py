@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xxhash
 from datasketch import MinHash, MinHashLSH
-
-from promote._redact_types import TraceStep
-from promote._signature import TraceSignature, jaccard, trace_signature
+from flywheel.promote._redact_types import TraceStep
+from flywheel.promote._signature import TraceSignature, jaccard, trace_signature
 
 if TYPE_CHECKING:
     from flywheel import Store

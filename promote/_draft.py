@@ -23,17 +23,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from evalset import Criterion, CriterionKind, CriterionRole, GraderSpec, Task
-from flywheel import Store
-from promote._candidates import (
+from flywheel.evalset import Criterion, CriterionKind, CriterionRole, GraderSpec, Task
+from flywheel.promote._candidates import (
     Candidate,
     TraceMaterial,
     list_candidates,
     load_traces,
     write_candidates,
 )
-from promote._redact_types import TraceStep
-from promote._signature import user_intent
+from flywheel.promote._redact_types import TraceStep
+from flywheel.promote._signature import user_intent
+
+from flywheel import Store
 
 #: Version of the drafting rules, stamped in ``metadata.drafted_by``.
 DRAFT_VERSION = "promote.draft/1"
@@ -296,7 +297,8 @@ def draft_task(
 
 def check_graders(task: Task) -> None:
     """Build every grader of ``task`` once; a bad spec raises ``UserError`` naming it."""
-    from evalset import GradingContext, build_grader
+    from flywheel.evalset import GradingContext, build_grader
+
     from flywheel import UserError
 
     ctx = GradingContext()

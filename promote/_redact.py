@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from promote._redact_detect import Detection, Detector
-from promote._redact_types import (
+from flywheel.promote._redact_detect import Detection, Detector
+from flywheel.promote._redact_types import (
     RedactedTrace,
     RedactionFinding,
     RedactionPolicy,

@@ -17,8 +17,8 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from promote._redact import Redactor
-from promote._redact_types import RedactedTrace, RedactionPolicy, TraceStep
+from flywheel.promote._redact import Redactor
+from flywheel.promote._redact_types import RedactedTrace, RedactionPolicy, TraceStep
 
 _WORKER: Redactor | None = None
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
@@ -42,7 +42,7 @@ def _pool(policy_json: str, workers: int) -> ProcessPoolExecutor:
             # forkserver, not fork: the caller may hold chDB's threads, and forking
             # a threaded process can deadlock the child; the server imports Presidio once.
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["promote._redact"])
+            ctx.set_forkserver_preload(["flywheel.promote._redact"])
             pool = ProcessPoolExecutor(
                 max_workers=workers, mp_context=ctx, initializer=_init, initargs=(policy_json,)
             )

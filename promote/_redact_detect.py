@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from promote._redact_engine import SCORE_THRESHOLD, build_analyzer, empty_artifacts
+from flywheel.promote._redact_engine import SCORE_THRESHOLD, build_analyzer, empty_artifacts
 
 #: Presidio entity -> the label used in pseudonyms and reports.
 ENTITY_LABELS: dict[str, str] = {

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from promote._redact_types import TraceStep
+from flywheel.promote._redact_types import TraceStep
 
 #: Entity labels the redaction quality test measures.
 PII_LABELS: tuple[str, ...] = ("EMAIL", "PHONE", "CARD", "IBAN", "IP", "SSN", "NAME", "ADDRESS")

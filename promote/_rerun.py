@@ -25,13 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from evalset import task_sha256
-from flywheel import ConflictError, Store, UserError
-from promote._candidates import load_traces, steps_json, write_candidates
-from promote._draft import draft_task
-from promote._redact import Redactor
-from promote._redact_types import DEFAULT_KEY_RULES, RedactionPolicy, TraceStep
-from promote._review import (
+from flywheel.evalset import task_sha256
+from flywheel.promote._candidates import load_traces, steps_json, write_candidates
+from flywheel.promote._draft import draft_task
+from flywheel.promote._redact import Redactor
+from flywheel.promote._redact_types import DEFAULT_KEY_RULES, RedactionPolicy, TraceStep
+from flywheel.promote._review import (
     ReviewEvent,
     ReviewState,
     _check_won,
@@ -44,6 +43,8 @@ from promote._review import (
     review_state,
     validate_task,
 )
+
+from flywheel import ConflictError, Store, UserError
 
 RULES = "promote_redaction_rules"
 _LABEL = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")

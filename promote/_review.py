@@ -40,12 +40,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from flywheel.evalset import Task, task_sha256
+from flywheel.promote._candidates import Candidate, get_candidate, list_candidates
 from pydantic import ValidationError
 
-from evalset import task_sha256
-from evalset import Task
 from flywheel import ConflictError, Store, UserError
-from promote._candidates import Candidate, get_candidate, list_candidates
 
 #: Event kinds.
 KINDS: tuple[str, ...] = (
@@ -223,7 +222,7 @@ def validate_task(body: Any, *, task_id: str | None = None) -> Task:
         UserError: The body is not a valid task (first error named), changes
             the task id, or names a grader that cannot be built.
     """
-    from promote._draft import check_graders
+    from flywheel.promote._draft import check_graders
 
     try:
         task = Task.model_validate(body)

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from flywheel.promote._redact_types import RedactionPolicy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from flywheel import NotFoundError, Store, UserError
-from promote._redact_types import RedactionPolicy
 
 #: Version of the policy file format.
 POLICY_SCHEMA_VERSION = 1
@@ -227,7 +227,7 @@ def read_facts(
     now_ns: int | None = None,
 ) -> list[TraceFacts]:
     """One grouped read of the span table: status, service and policy attributes per trace."""
-    from ingest import parse_time
+    from flywheel.ingest import parse_time
 
     params: dict[str, Any] = {
         "project": policy.project,
@@ -407,7 +407,7 @@ def sample_one(store: Store, policy: SamplingPolicy, trace_id: str) -> Sampled:
     Raises:
         NotFoundError: The project has no span of ``trace_id``.
     """
-    from ingest import normalize_trace_id
+    from flywheel.ingest import normalize_trace_id
 
     tid = normalize_trace_id(trace_id)
     unbounded = policy.model_copy(update={"since": None, "until": None})

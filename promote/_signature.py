@@ -48,8 +48,7 @@ from typing import Any
 
 import numpy as np
 import xxhash
-
-from promote._redact_types import TraceStep
+from flywheel.promote._redact_types import TraceStep
 
 #: Intent words carry no task meaning; dropped before shingling.
 STOP_WORDS: frozenset[str] = frozenset(

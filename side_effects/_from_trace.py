@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from flywheel.ingest import load_steps, read_provenance
+
 from flywheel import Store
-from ingest import load_steps, read_provenance
 
 from ._provenance import Observation, observations_from_provenance
 from ._reconcile import ToolCall

@@ -5,8 +5,8 @@ from flywheel._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "tui._client": ["DEFAULT_URL", "ApiError", "ReviewClient", "StepRow"],
-        "tui._factory": ["make_app"],
-        "tui.app": ["ReviewApp"],
+        "flywheel.tui._client": ["DEFAULT_URL", "ApiError", "ReviewClient", "StepRow"],
+        "flywheel.tui._factory": ["make_app"],
+        "flywheel.tui.app": ["ReviewApp"],
     },
 )

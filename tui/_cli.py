@@ -6,9 +6,9 @@ import getpass
 import os
 
 import click
+from flywheel.tui._client import DEFAULT_URL
 
 from flywheel import UserError
-from tui._client import DEFAULT_URL
 
 
 def register(cli: click.Group) -> None:
@@ -22,7 +22,7 @@ def register(cli: click.Group) -> None:
     @click.option("--api-key", envvar="FLYWHEEL_API_KEY", help="Project API key when auth is on.")
     def review(url: str, reviewer: str | None, api_key: str | None) -> None:
         """Work the promotion queue: claim, inspect, edit, approve or reject (a Textual app)."""
-        from tui._factory import make_app
+        from flywheel.tui._factory import make_app
 
         name = (reviewer or os.environ.get("USER") or _login()).strip()
         if not name:

@@ -6,9 +6,8 @@ import time
 from collections.abc import Callable
 
 import httpx
-
-from tui._client import DEFAULT_URL, ReviewClient
-from tui.app import ReviewApp
+from flywheel.tui._client import DEFAULT_URL, ReviewClient
+from flywheel.tui.app import ReviewApp
 
 
 def make_app(

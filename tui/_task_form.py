@@ -12,11 +12,11 @@ import copy
 import json
 from typing import Any
 
+from flywheel.evalset import Task
+from flywheel.promote import validate_task
 from pydantic import ValidationError
 
-from evalset import Task
 from flywheel import UserError
-from promote import validate_task
 
 #: Editor fields, in form order: (field id, label).
 FIELDS: tuple[tuple[str, str], ...] = (

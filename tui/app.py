@@ -10,12 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from flywheel.tui._client import ReviewClient
+from flywheel.tui.screens.help import HelpScreen
+from flywheel.tui.screens.queue import QueueScreen
 from textual.app import App
 from textual.binding import Binding
-
-from tui._client import ReviewClient
-from tui.screens.help import HelpScreen
-from tui.screens.queue import QueueScreen
 
 
 class ReviewApp(App[None]):

@@ -193,7 +193,7 @@ def attribute_trace(
     assume_failed: bool = False,
 ) -> Attribution:
     """Attribute a stored trace (labels are dropped on load; see ``LABEL_PREFIXES``)."""
-    from ingest import read_provenance
+    from flywheel.ingest import read_provenance
 
     from ._signals import load_trace
 

@@ -162,7 +162,7 @@ def judge_agreement(
     figure is None and the judge is not trusted; kappa is nan when both
     sides give one single label (see ``evalset.stats.cohen_kappa``).
     """
-    from evalset.stats import cohen_kappa
+    from flywheel.evalset.stats import cohen_kappa
 
     n = len(predicted)
     if n != len(labels):

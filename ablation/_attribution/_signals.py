@@ -362,7 +362,7 @@ def provenance_signals(
 
 def write_check_signals(steps: Sequence[Step], is_write: Any = None) -> list[Signal]:
     """A state-changing call with no observation after it: nothing checked the write."""
-    from ingest import ProvenancePolicy
+    from flywheel.ingest import ProvenancePolicy
 
     policy = ProvenancePolicy()
     is_write = is_write or (

@@ -214,8 +214,7 @@ def import_whowhen(
 ) -> list[str]:
     """Import every log under ``directory``; returns the trace ids (idempotent)."""
     import pyarrow as pa
-
-    from ingest import decode_request, parse_request
+    from flywheel.ingest import decode_request, parse_request
 
     ids: list[str] = []
     tables: list[pa.Table] = []

@@ -47,8 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from evalset.stats import Interval
+from flywheel.evalset.stats import Interval
 
 from ._reversibility import Action
 

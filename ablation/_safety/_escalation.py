@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evalset.stats import Interval, wilson_interval
+from flywheel.evalset.stats import Interval, wilson_interval
 
 from ._reversibility import Action
 from ._spans import SpanRow

@@ -26,9 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flywheel.evalset.stats import Interval, wilson_interval
 from opentelemetry import trace
 
-from evalset.stats import Interval, wilson_interval
 from flywheel import Store
 
 from .._env import Environment, canonical_json

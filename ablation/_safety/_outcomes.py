@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from evalset.stats import Interval, wilson_interval
+from flywheel.evalset.stats import Interval, wilson_interval
 
 from .._env import Environment, ToolCall, ToolResult
 from .._runner import TrialRecord

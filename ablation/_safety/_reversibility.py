@@ -23,9 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from flywheel.evalset.stats import Interval, wilson_interval
 from pydantic import BaseModel, ConfigDict, Field
-
-from evalset.stats import Interval, wilson_interval
 
 from ._spans import SpanRow, by_trace
 

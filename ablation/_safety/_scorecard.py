@@ -19,9 +19,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-
-from evalset import Scorecard, ScorecardEvalSet, ScorecardGate, ScorecardRow, scorecard_reasons
-from evalset.stats import Interval, cost_per_accepted_task, pass_hat_k_interval, wilson_interval
+from flywheel.evalset import (
+    Scorecard,
+    ScorecardEvalSet,
+    ScorecardGate,
+    ScorecardRow,
+    scorecard_reasons,
+)
+from flywheel.evalset.stats import (
+    Interval,
+    cost_per_accepted_task,
+    pass_hat_k_interval,
+    wilson_interval,
+)
 
 from ._behaviour import estimated_violation, with_behavioural_confidence
 from ._escalation import capacity_report, escalation_score

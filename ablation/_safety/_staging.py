@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evalset.stats import Interval, wilson_interval
+from flywheel.evalset.stats import Interval, wilson_interval
 
 from ._reversibility import ReversibilityConfig, actions_from_spans, autonomy
 from ._spans import SpanRow, by_trace

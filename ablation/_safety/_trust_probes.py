@@ -17,9 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from flywheel.evalset.stats import Interval, wilson_interval
 from opentelemetry import trace
-
-from evalset.stats import Interval, wilson_interval
 
 from .._env import Environment, ToolCall, ToolResult, canonical_json
 from .._reference import corrupt

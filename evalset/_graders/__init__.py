@@ -5,8 +5,16 @@ Importing this package registers the built-in graders: ``state``,
 ``recorded``.
 """
 
-from evalset._graders import _budget, _judge, _policy, _recorded, _schema, _side_effect, _state
-from evalset._graders._base import (
+from flywheel.evalset._graders import (
+    _budget,
+    _judge,
+    _policy,
+    _recorded,
+    _schema,
+    _side_effect,
+    _state,
+)
+from flywheel.evalset._graders._base import (
     Grade,
     Grader,
     GradingContext,
@@ -14,10 +22,10 @@ from evalset._graders._base import (
     grader_names,
     register_grader,
 )
-from evalset._graders._grade_trial import grade_trial
-from evalset._graders._judge import JudgeCalibration, JudgeGrader, load_calibration
-from evalset._graders._policy import trajectory_f1
-from evalset._graders._state import resolve_pointer
+from flywheel.evalset._graders._grade_trial import grade_trial
+from flywheel.evalset._graders._judge import JudgeCalibration, JudgeGrader, load_calibration
+from flywheel.evalset._graders._policy import trajectory_f1
+from flywheel.evalset._graders._state import resolve_pointer
 
 del _budget, _judge, _policy, _recorded, _schema, _side_effect, _state
 

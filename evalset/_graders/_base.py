@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from evalset._task import GraderSpec, Task
-from evalset._trial import Trial, Verdict
+from flywheel.evalset._task import GraderSpec, Task
+from flywheel.evalset._trial import Trial, Verdict
+
 from flywheel.errors import UserError
 
 

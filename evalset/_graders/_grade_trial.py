@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from evalset._graders._base import Grader, GradingContext, build_grader
-from evalset._task import Task
-from evalset._trial import CriterionResult, Trial
-from evalset._verdict import aggregate_results
-from evalset.stats import partial_credit
+from flywheel.evalset._graders._base import Grader, GradingContext, build_grader
+from flywheel.evalset._task import Task
+from flywheel.evalset._trial import CriterionResult, Trial
+from flywheel.evalset._verdict import aggregate_results
+from flywheel.evalset.stats import partial_credit
 
 
 def grade_trial(

@@ -23,17 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
-
-from evalset._graders._base import Grade, GradingContext, register_grader
-from evalset._task import Task
-from evalset._trial import Trial, Verdict
-from evalset.stats import (
+from flywheel.evalset._graders._base import Grade, GradingContext, register_grader
+from flywheel.evalset._task import Task
+from flywheel.evalset._trial import Trial, Verdict
+from flywheel.evalset.stats import (
     cohen_kappa,
     judge_error_rates,
     position_flip_rate,
     verbosity_control_rate,
 )
+from pydantic import BaseModel, ConfigDict, Field
 
 _INSTRUCTIONS = (
     "You grade one answer against the rubric. Reply with exactly one word: PASS or FAIL."

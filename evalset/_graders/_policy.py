@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from evalset._graders._base import Grade, GradingContext, register_grader
-from evalset._task import Task
-from evalset._trial import Trial, Verdict
+from flywheel.evalset._graders._base import Grade, GradingContext, register_grader
+from flywheel.evalset._task import Task
+from flywheel.evalset._trial import Trial, Verdict
 
 _ARG_OPS = ("equals", "in", "not_in", "max", "min", "present")
 

@@ -7,9 +7,9 @@ functions); the harness records the verdict per criterion id in
 
 from __future__ import annotations
 
-from evalset._graders._base import Grade, GradingContext, register_grader
-from evalset._task import Task
-from evalset._trial import Trial, Verdict
+from flywheel.evalset._graders._base import Grade, GradingContext, register_grader
+from flywheel.evalset._task import Task
+from flywheel.evalset._trial import Trial, Verdict
 
 
 class RecordedGrader:

@@ -14,11 +14,10 @@ import importlib
 import json
 from typing import Any
 
+from flywheel.evalset._graders._base import Grade, GradingContext, register_grader
+from flywheel.evalset._task import Task
+from flywheel.evalset._trial import Trial, Verdict
 from pydantic import BaseModel, ValidationError
-
-from evalset._graders._base import Grade, GradingContext, register_grader
-from evalset._task import Task
-from evalset._trial import Trial, Verdict
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),

@@ -9,9 +9,9 @@ erase an unauthorized effect. No summary recorded: ``unknown``.
 
 from __future__ import annotations
 
-from evalset._graders._base import Grade, GradingContext, register_grader
-from evalset._task import Task
-from evalset._trial import Trial, Verdict
+from flywheel.evalset._graders._base import Grade, GradingContext, register_grader
+from flywheel.evalset._task import Task
+from flywheel.evalset._trial import Trial, Verdict
 
 #: Critical categories of the side-effect issue.
 CRITICAL_CATEGORIES = (

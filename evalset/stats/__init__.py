@@ -6,14 +6,14 @@ candidate minus baseline. Bad input raises :class:`StatsInputError`, which is
 both a ``flywheel.errors.UserError`` and a ``ValueError``.
 """
 
-from evalset.stats._bootstrap import (
+from flywheel.evalset.stats._bootstrap import (
     BootstrapResult,
     bootstrap_means,
     cluster_se,
     paired_cluster_bootstrap,
 )
-from evalset.stats._burden import FAILURE_ORDER, SliceBurden, error_burden, primary_failure
-from evalset.stats._cost import (
+from flywheel.evalset.stats._burden import FAILURE_ORDER, SliceBurden, error_burden, primary_failure
+from flywheel.evalset.stats._cost import (
     CostPerAccepted,
     SelectionCosts,
     budgeted_acceptance,
@@ -23,14 +23,14 @@ from evalset.stats._cost import (
     cost_per_accepted_task,
     selection_costs,
 )
-from evalset.stats._errors import StatsInputError
-from evalset.stats._intervals import (
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._intervals import (
     ResolutionBounds,
     resolution_bounds,
     wald_interval,
     wilson_interval,
 )
-from evalset.stats._judge import (
+from flywheel.evalset.stats._judge import (
     JudgeErrorRates,
     cohen_kappa,
     cohen_kappa_table,
@@ -39,15 +39,15 @@ from evalset.stats._judge import (
     position_flip_rate,
     verbosity_control_rate,
 )
-from evalset.stats._noise import (
+from flywheel.evalset.stats._noise import (
     corrected_interval,
     corrected_rate,
     grader_slope,
     measured_rate,
     run_inflation,
 )
-from evalset.stats._outcomes import task_counts, task_scores
-from evalset.stats._paired import (
+from flywheel.evalset.stats._outcomes import task_counts, task_scores
+from flywheel.evalset.stats._paired import (
     PairingGain,
     mcnemar_exact,
     newcombe_paired_interval,
@@ -55,8 +55,8 @@ from evalset.stats._paired import (
     paired_normal_interval,
     pairing_gain,
 )
-from evalset.stats._partial import partial_credit
-from evalset.stats._passk import (
+from flywheel.evalset.stats._partial import partial_credit
+from flywheel.evalset.stats._passk import (
     mean_pass_at_k,
     mean_pass_hat_k,
     pass_at_k,
@@ -68,7 +68,7 @@ from evalset.stats._passk import (
     pass_hat_k_variance_approx,
     rate_for_consistency,
 )
-from evalset.stats._planning import (
+from flywheel.evalset.stats._planning import (
     minimum_detectable_effect,
     noninferiority_pairs,
     normal_half_width,
@@ -77,8 +77,8 @@ from evalset.stats._planning import (
     tasks_for_half_width,
     tasks_per_arm,
 )
-from evalset.stats._types import Interval
-from evalset.stats._variance import (
+from flywheel.evalset.stats._types import Interval
+from flywheel.evalset.stats._variance import (
     Allocation,
     VarianceComponents,
     allocate_runs,

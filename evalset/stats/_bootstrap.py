@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._outcomes import Outcomes, task_scores
+from flywheel.evalset.stats._planning import minimum_detectable_effect
+from flywheel.evalset.stats._validate import show, z_one_sided, z_two_sided
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._outcomes import Outcomes, task_scores
-from evalset.stats._planning import minimum_detectable_effect
-from evalset.stats._validate import show, z_one_sided, z_two_sided
 
 #: Draw at most this many task indices per chunk (4 MB of intp: stays in cache,
 #: measured fastest among 0.5M / 2M / 10M on the project machine).

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._intervals import wilson_interval
+from flywheel.evalset.stats._types import Interval
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._intervals import wilson_interval
-from evalset.stats._types import Interval
 
 #: Escalating order of the 22.6 categories (schema, state, policy, judge checks).
 FAILURE_ORDER: tuple[str, ...] = (

@@ -9,12 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._intervals import wilson_interval
+from flywheel.evalset.stats._types import FloatLike, Interval
+from flywheel.evalset.stats._validate import (
+    float_result,
+    int_result,
+    positive,
+    rates,
+    scalar_or_array,
+    show,
+)
 from numpy.typing import ArrayLike
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._intervals import wilson_interval
-from evalset.stats._types import FloatLike, Interval
-from evalset.stats._validate import float_result, int_result, positive, rates, scalar_or_array, show
 
 
 def _trial_arrays(costs: ArrayLike, accepted: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

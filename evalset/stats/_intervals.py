@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._types import FloatLike, Interval
+from flywheel.evalset.stats._validate import counts, scalar_or_array, show, z_two_sided
 from numpy.typing import ArrayLike
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._types import FloatLike, Interval
-from evalset.stats._validate import counts, scalar_or_array, show, z_two_sided
 
 
 def wilson_interval(successes: ArrayLike, n: ArrayLike, confidence: float = 0.95) -> Interval:

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._intervals import wilson_interval
+from flywheel.evalset.stats._types import Interval
+from flywheel.evalset.stats._validate import counts as as_counts
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._intervals import wilson_interval
-from evalset.stats._types import Interval
-from evalset.stats._validate import counts as as_counts
 
 
 def _weights(size: int, counts: ArrayLike | None) -> NDArray[np.int64]:

@@ -10,11 +10,10 @@ and the runs needed to resolve a fixed true gap grow as
 from __future__ import annotations
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._types import FloatLike, Interval
+from flywheel.evalset.stats._validate import float_result, rates, scalar_or_array, show
 from numpy.typing import ArrayLike
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._types import FloatLike, Interval
-from evalset.stats._validate import float_result, rates, scalar_or_array, show
 
 
 def _slope(alpha: ArrayLike, beta: ArrayLike) -> np.ndarray:

@@ -6,9 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._errors import StatsInputError
 
 Outcomes = ArrayLike | Sequence[Sequence[float]]
 

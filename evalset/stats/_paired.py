@@ -16,12 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._intervals import wilson_interval
+from flywheel.evalset.stats._types import FloatLike, Interval
+from flywheel.evalset.stats._validate import counts, float_result, scalar_or_array, z_two_sided
 from numpy.typing import ArrayLike
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._intervals import wilson_interval
-from evalset.stats._types import FloatLike, Interval
-from evalset.stats._validate import counts, float_result, scalar_or_array, z_two_sided
 
 
 def _cells(

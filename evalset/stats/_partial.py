@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._types import FloatLike
+from flywheel.evalset.stats._validate import float_result
 from numpy.typing import ArrayLike
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._types import FloatLike
-from evalset.stats._validate import float_result
 
 
 def partial_credit(passed: ArrayLike, weights: ArrayLike | None = None) -> FloatLike:

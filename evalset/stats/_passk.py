@@ -8,12 +8,11 @@ variance meter".
 from __future__ import annotations
 
 import numpy as np
+from flywheel.evalset.stats._bootstrap import bootstrap_means
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._types import FloatLike, Interval
+from flywheel.evalset.stats._validate import counts, float_result, rates, show, z_two_sided
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._bootstrap import bootstrap_means
-from evalset.stats._errors import StatsInputError
-from evalset.stats._types import FloatLike, Interval
-from evalset.stats._validate import counts, float_result, rates, show, z_two_sided
 
 
 def _check(n: ArrayLike, c: ArrayLike, k: ArrayLike) -> tuple[NDArray[np.int64], ...]:

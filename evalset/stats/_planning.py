@@ -7,11 +7,9 @@ for scalar input or an integer array for array input.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._types import FloatLike, Interval
-from evalset.stats._validate import (
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._types import FloatLike, Interval
+from flywheel.evalset.stats._validate import (
     float_result,
     int_result,
     positive,
@@ -21,6 +19,7 @@ from evalset.stats._validate import (
     z_one_sided,
     z_two_sided,
 )
+from numpy.typing import ArrayLike
 
 _EPS = 1e-9  # guards ceil() against 2401.0000000001 from floating arithmetic
 

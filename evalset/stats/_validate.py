@@ -6,9 +6,8 @@ from statistics import NormalDist
 from typing import Any, cast
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._errors import StatsInputError
 
 #: The standard library's quantile (Wichura AS241, double precision) equals
 #: ``scipy.stats.norm.ppf`` to ~1e-16 and keeps scipy out of CLI start-up.

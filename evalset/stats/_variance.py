@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from flywheel.evalset.stats._errors import StatsInputError
+from flywheel.evalset.stats._outcomes import Outcomes, task_counts
+from flywheel.evalset.stats._types import FloatLike
+from flywheel.evalset.stats._validate import float_result, positive, rates, show
 from numpy.typing import ArrayLike, NDArray
-
-from evalset.stats._errors import StatsInputError
-from evalset.stats._outcomes import Outcomes, task_counts
-from evalset.stats._types import FloatLike
-from evalset.stats._validate import float_result, positive, rates, show
 
 
 @dataclass(frozen=True)

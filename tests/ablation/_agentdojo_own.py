@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
-
-from ablation import AgentDojoEnvironment
+from flywheel.ablation import AgentDojoEnvironment
 
 
 def own_utility(suite_name: str, task_id: str, injection_task_id: str | None = None) -> bool:

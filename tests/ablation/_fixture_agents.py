@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ablation import AgentContext, BudgetExhausted
+from flywheel.ablation import AgentContext, BudgetExhausted
 
 
 def balance_agent(ctx: AgentContext) -> str:

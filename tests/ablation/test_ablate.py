@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from ablation import (
+from flywheel.ablation import (
     AblationPlan,
     AgentSpec,
     analyse,
@@ -24,7 +23,8 @@ from ablation import (
     run_ablation,
     to_markdown,
 )
-from ablation._horizon import survival
+from flywheel.ablation._horizon import survival
+
 from flywheel import NotFoundError, Store, UserError
 
 TASKS = ("user_task_0", "user_task_1", "user_task_2")
@@ -288,7 +288,7 @@ def test_cli_ablate_markdown_with_progress(store: Store) -> None:
 
 
 def test_shapley_sums_to_the_total_effect() -> None:
-    from ablation._ablate_report import shapley
+    from flywheel.ablation._ablate_report import shapley
 
     v = {
         frozenset(): 0.4,

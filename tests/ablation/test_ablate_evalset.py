@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
-from ablation import (
+from flywheel.ablation import (
     AGENTDOJO_UTILITY,
     AblationPlan,
     AgentSpec,
@@ -28,9 +27,15 @@ from ablation import (
     run_trials,
     task_environment,
 )
-from evalset import Criterion, GraderSpec, Task, load_trials, release_from_store, release_tasks
-from flywheel import Store, UserError, canonical_json
-from promote import (
+from flywheel.evalset import (
+    Criterion,
+    GraderSpec,
+    Task,
+    load_trials,
+    release_from_store,
+    release_tasks,
+)
+from flywheel.promote import (
     SamplingPolicy,
     dedupe_candidates,
     draft_candidates,
@@ -39,6 +44,8 @@ from promote import (
     review_state,
     sample_candidates,
 )
+
+from flywheel import Store, UserError, canonical_json
 
 IMPOSSIBLE = {
     "id": "impossible",
@@ -324,7 +331,7 @@ def test_tasks_pick_runnable_ones_and_unknown_ids_are_named(store: Store, tmp_pa
 
 
 def test_legacy_rows_without_grades_fall_back_to_utility(store: Store) -> None:
-    from ablation import run_ablation
+    from flywheel.ablation import run_ablation
 
     plan = AblationPlan(
         suite="agentdojo:banking",
@@ -337,7 +344,7 @@ def test_legacy_rows_without_grades_fall_back_to_utility(store: Store) -> None:
     store.command("TRUNCATE TABLE evalset_trials")  # as stored before grading existed
     rows = load_results(store, run.ablation_id)
     assert rows and all(r["accepted"] is None and r["verdict"] == "" for r in rows)
-    from ablation import analyse
+    from flywheel.ablation import analyse
 
     rep = analyse(plan, rows)
     assert rep.configs[0].accepted == sum(

@@ -24,9 +24,9 @@ import random
 
 import numpy as np
 import pytest
+from flywheel.ablation import AblationPlan, AgentSpec, analyse, load_results, run_ablation
+from flywheel.ablation._ablate_report import paired_delta
 
-from ablation import AblationPlan, AgentSpec, analyse, load_results, run_ablation
-from ablation._ablate_report import paired_delta
 from flywheel import Store
 from tests.ablation._ablate_helpers import LOW, DropSpans
 

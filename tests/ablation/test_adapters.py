@@ -9,9 +9,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from flywheel.ablation import (
+    AgentSpec,
+    Budget,
+    SeamConfig,
+    TrialSpec,
+    agent_names,
+    parse_agent,
+    run_trials,
+)
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ablation import AgentSpec, Budget, SeamConfig, TrialSpec, agent_names, parse_agent, run_trials
 from flywheel import UserError
 
 AGENT_SCRIPT = str(Path(__file__).with_name("_jsonl_agent.py"))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from flywheel.ablation import AgentSpec, injection_task_ids, plan_trials, run_trials, task_ids
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import AgentSpec, injection_task_ids, plan_trials, run_trials, task_ids
 
 from ._agentdojo_own import own_security, own_utility
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from flywheel.ablation import (
+    HAZARDS,
+    AgentSpec,
+    StoreSpanExporter,
+    plan_trials,
+    run_trials,
+    save_trials,
+)
 
-from ablation import HAZARDS, AgentSpec, StoreSpanExporter, plan_trials, run_trials, save_trials
 from flywheel.cli import cli
 
 

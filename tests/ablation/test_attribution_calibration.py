@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from ablation._attribution import (
+from flywheel.ablation._attribution import (
     calibrate_judge,
     import_whowhen,
     judge_gate,
     parse_judge,
     read_calibration,
 )
-from ablation._cli_attribution import register_attribution
+from flywheel.ablation._cli_attribution import register_attribution
+
 from flywheel import Store, UserError
 
 #: log k: its mistake (agent, step); the stand-in "good" judge answers exactly this.
@@ -165,9 +165,16 @@ def test_bad_specs_and_empty_label_sets_are_user_errors(store: Store) -> None:
 
 def test_fault_labels_carry_category_step_and_agent(store: Store, bad: str) -> None:
     """The ``faults`` label set: one labelled span per trial, its category from the hazard."""
-    from ablation import HAZARDS, AgentSpec, SeamConfig, StoreSpanExporter, plan_trials, run_trials
-    from ablation._attribution import load_trace
-    from ablation._attribution._calibration import labelled_set
+    from flywheel.ablation import (
+        HAZARDS,
+        AgentSpec,
+        SeamConfig,
+        StoreSpanExporter,
+        plan_trials,
+        run_trials,
+    )
+    from flywheel.ablation._attribution import load_trace
+    from flywheel.ablation._attribution._calibration import labelled_set
 
     rates = {h: (0.5 if h == "wrong_tool" else 0.0) for h in HAZARDS}
     specs = plan_trials(

@@ -8,10 +8,17 @@ has one expected answer.
 from __future__ import annotations
 
 import pytest
+from flywheel.ablation import (
+    HAZARDS,
+    AgentSpec,
+    SeamConfig,
+    StoreSpanExporter,
+    plan_trials,
+    run_trials,
+)
+from flywheel.ablation._attribution import load_trace
+from flywheel.ablation._attribution._faults import score_faults
 
-from ablation import HAZARDS, AgentSpec, SeamConfig, StoreSpanExporter, plan_trials, run_trials
-from ablation._attribution import load_trace
-from ablation._attribution._faults import score_faults
 from flywheel import Store
 
 #: Category-and-span accuracy floors per fault type (measured at 6 runs per task on
@@ -51,7 +58,7 @@ def test_injected_faults_are_attributed(store: Store, hazard: str) -> None:
 
 def test_a_misread_is_derived_from_the_result_it_read(store: Store) -> None:
     """The injected misread is a near-copy or a neighbouring field of the previous result."""
-    from ablation._attribution._nearcopy import near_copy
+    from flywheel.ablation._attribution._nearcopy import near_copy
 
     rates = {h: (1.0 if h == "misread_result" else 0.0) for h in HAZARDS}
     specs = plan_trials(

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
-
-from ablation._attribution import (
+from flywheel.ablation._attribution import (
     Attribution,
     JudgeAttributor,
     judge_agreement,
     parse_reply,
     steps_from_rows,
 )
+
 from flywheel import UserError
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 
+from flywheel.ablation._attribution import attribute_steps, steps_from_rows
+from flywheel.ablation._attribution._nearcopy import misreadings, near_copy
+from flywheel.ablation._reference import corrupt
 from hypothesis import given
 from hypothesis import strategies as st
-
-from ablation._attribution import attribute_steps, steps_from_rows
-from ablation._attribution._nearcopy import misreadings, near_copy
-from ablation._reference import corrupt
 
 
 def test_the_near_copy_families() -> None:
@@ -131,7 +130,7 @@ def test_a_total_over_read_records_is_derived_not_made_up() -> None:
 
 
 def test_answer_misreadings_keep_the_rest_of_the_answer() -> None:
-    from ablation._attribution._nearcopy import answer_misreadings
+    from flywheel.ablation._attribution._nearcopy import answer_misreadings
 
     out = answer_misreadings("Spent 1,234 in Room Alpha", [{"a": 1234.0, "r": "Room Alpha"}])
     assert ("off by one", "Spent 1235 in Room Alpha") in out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ablation._attribution import (
+from flywheel.ablation._attribution import (
     CATEGORIES,
     HAZARD_CATEGORY,
     MULTI_AGENT,
@@ -15,7 +15,7 @@ from ablation._attribution import (
     steps_from_rows,
     walk_back,
 )
-from ablation._attribution._signals import grounding_signals
+from flywheel.ablation._attribution._signals import grounding_signals
 
 
 def _tool(

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
-from ablation._attribution import (
+from flywheel.ablation._attribution import (
     attribute_trace,
     import_whowhen,
     load_trace,
@@ -19,7 +18,8 @@ from ablation._attribution import (
     select_traces,
     trace_id_for,
 )
-from ablation._cli_attribution import register_attribution
+from flywheel.ablation._cli_attribution import register_attribution
+
 from flywheel import NotFoundError, Store
 
 LOG = {
@@ -74,7 +74,7 @@ def _tool_span(i: int, name: str, args: dict[str, Any], result: Any) -> dict[str
 
 
 def _store_refund_trace(store: Store) -> str:
-    from ingest import decode_request, parse_request
+    from flywheel.ingest import decode_request, parse_request
 
     spans = [
         _tool_span(1, "get_last_charge", {"customer": "c-17"}, {"amount": "1234.50 EUR"}),
@@ -186,8 +186,8 @@ def test_cli_import_attribute_one_and_all(store: Store, logs: Path) -> None:
 def test_trace_api_shows_the_attribution(store: Store) -> None:
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
+    from flywheel.ablation._attribution._api import router
 
-    from ablation._attribution._api import router
     from flywheel._config import Settings
 
     tid = _store_refund_trace(store)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ablation._attribution import attribute_trace, import_whowhen, load_trace
+from flywheel.ablation._attribution import attribute_trace, import_whowhen, load_trace
+
 from flywheel import Store
 
 WARNING = (

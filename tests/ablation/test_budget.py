@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from flywheel.ablation import AgentSpec, Budget, BudgetExhausted, BudgetMeter, TrialSpec, run_trials
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import AgentSpec, Budget, BudgetExhausted, BudgetMeter, TrialSpec, run_trials
 
 
 def _one(agent: str, budget: Budget, task: str = "user_task_3"):

@@ -6,8 +6,8 @@ import json
 import time
 
 from click.testing import CliRunner
+from flywheel.ablation import AgentSpec, TrialSpec, load_trials, otlp_exporter, run_trials
 
-from ablation import AgentSpec, TrialSpec, load_trials, otlp_exporter, run_trials
 from flywheel import Store
 
 

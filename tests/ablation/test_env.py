@@ -6,11 +6,7 @@ import json
 import threading
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import (
+from flywheel.ablation import (
     SUITES,
     AgentDojoEnvironment,
     AgentSpec,
@@ -20,6 +16,10 @@ from ablation import (
     plan_trials,
     run_trials,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 from flywheel import ConflictError, NotFoundError
 
 

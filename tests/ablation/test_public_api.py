@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ablation
+from flywheel import ablation
 
 
 def test_all_names_exist_once() -> None:

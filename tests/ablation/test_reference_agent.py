@@ -6,9 +6,8 @@ import json
 import math
 from collections import Counter
 
+from flywheel.ablation import HAZARDS, AgentSpec, SeamConfig, plan_trials, run_trials
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import HAZARDS, AgentSpec, SeamConfig, plan_trials, run_trials
 
 RATES = {h: 0.2 for h in HAZARDS}
 

@@ -9,10 +9,8 @@ write, p fixed per task position and recorded on the trace
 from __future__ import annotations
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import AgentSpec, plan_trials, run_trials
-from ablation._safety import (
+from flywheel.ablation import AgentSpec, plan_trials, run_trials
+from flywheel.ablation._safety import (
     Action,
     ReversibilityConfig,
     actions_from_spans,
@@ -23,6 +21,7 @@ from ablation._safety import (
     threshold_compliance,
     with_behavioural_confidence,
 )
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 SIM = {"act_errors": True, "difficulty": "task"}
 

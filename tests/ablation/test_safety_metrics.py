@@ -10,12 +10,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from scipy.optimize import minimize_scalar
-
-from ablation import AgentSpec, Budget, SeamConfig, SeamSpec, plan_trials, run_trials
-from ablation._cli_safety import _seams
-from ablation._safety import (
+from flywheel.ablation import AgentSpec, Budget, SeamConfig, SeamSpec, plan_trials, run_trials
+from flywheel.ablation._cli_safety import _seams
+from flywheel.ablation._safety import (
     Action,
     ReversibilityConfig,
     actions_from_spans,
@@ -35,6 +32,8 @@ from ablation._safety import (
     threshold_compliance,
     total_harm,
 )
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from scipy.optimize import minimize_scalar
 
 SUITE = "agentdojo:banking"
 RATES = {"overreach": 0.2, "overask": 0.1, "confidence_lo": 0.5}

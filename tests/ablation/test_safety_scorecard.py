@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from flywheel.ablation import Scorecard, ScorecardGate, ScorecardRow, scorecard_blocking
+from flywheel.ablation._safety import SpanRow, is_escalation
 
-from ablation import Scorecard, ScorecardGate, ScorecardRow, scorecard_blocking
-from ablation._safety import SpanRow, is_escalation
 from flywheel import Store
 
 EVALSET = Path(__file__).parents[1] / "evalset" / "fixtures" / "ch22"
@@ -85,7 +85,7 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
     assert "| metric | point | interval |" in md.read_text()
 
     # the stored run scores again from the store alone (no simulation)
-    from ablation import load_trials
+    from flywheel.ablation import load_trials
 
     run_ids = {t["run_id"] for t in load_trials(store)}
     rid = sorted(run_ids)[0]
@@ -96,7 +96,7 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
     Scorecard.model_validate(json.loads(res2.output))
 
     # deletion probe: gone from the memory and its index, still in the trace store
-    from ablation._safety import deletion_probe, memory_pool
+    from flywheel.ablation._safety import deletion_probe, memory_pool
 
     pool = memory_pool("scorecard-0")
     key = next(k for k in pool.items)
@@ -178,7 +178,7 @@ def test_escalation_conventions() -> None:
 
 
 def test_generic_human_tool_escalates_the_next_write() -> None:
-    from ablation._safety import ReversibilityConfig, actions_from_spans
+    from flywheel.ablation._safety import ReversibilityConfig, actions_from_spans
 
     def tool(i: int, name: str, cid: str) -> SpanRow:
         return SpanRow(

@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import AgentSpec, SeamConfig, SeamSpec, plan_trials, run_trials
-from ablation._env import TaskInfo, ToolCall, ToolResult, ToolSpec
-from ablation._safety import (
+from flywheel.ablation import AgentSpec, SeamConfig, SeamSpec, plan_trials, run_trials
+from flywheel.ablation._env import TaskInfo, ToolCall, ToolResult, ToolSpec
+from flywheel.ablation._safety import (
     ReversibilityConfig,
     actions_from_spans,
     spans_from_readable,
     staging_report,
     threshold_compliance,
 )
-from ablation._seams import StagedTools
+from flywheel.ablation._seams import StagedTools
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 from flywheel import UserError
 
 SIM = {"act_errors": True, "difficulty": "task", "overreach": 0.2, "overask": 0.1}

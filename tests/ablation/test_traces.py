@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from ablation import (
+from flywheel.ablation import (
     AgentDojoEnvironment,
     AgentSpec,
     SeamConfig,
@@ -20,6 +18,8 @@ from ablation import (
     save_trials,
     spec_from_row,
 )
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 from flywheel import ConflictError
 
 TAGS = ("flywheel.task.id", "flywheel.trial.id", "flywheel.env.id", "flywheel.config.id")

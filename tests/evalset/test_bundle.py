@@ -10,10 +10,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
-from hypothesis import strategies as st
-
-from evalset._bundle import (
+from flywheel.evalset._bundle import (
     EXPOSURE_FILE,
     export_bundle,
     exposure_status,
@@ -25,9 +22,12 @@ from evalset._bundle import (
     verify_bundle,
     versions,
 )
-from evalset._bundle_read import load_evalset
-from evalset._cli_bundle import register_bundle
-from evalset._task import Task
+from flywheel.evalset._bundle_read import load_evalset
+from flywheel.evalset._cli_bundle import register_bundle
+from flywheel.evalset._task import Task
+from hypothesis import given
+from hypothesis import strategies as st
+
 from flywheel import NotFoundError, Settings, UserError
 from flywheel._clikit import CliContext
 

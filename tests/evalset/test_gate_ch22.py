@@ -11,12 +11,12 @@ from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
+from flywheel.evalset._bundle_read import load_evalset
+from flywheel.evalset._gate import run_gate
+from flywheel.evalset._gate_rules import load_rules
+from flywheel.evalset._report import write_report
+from flywheel.evalset._trials_io import read_trials
 
-from evalset._bundle_read import load_evalset
-from evalset._gate import run_gate
-from evalset._gate_rules import load_rules
-from evalset._report import write_report
-from evalset._trials_io import read_trials
 from flywheel.cli import cli
 
 FIX = Path(__file__).parent / "fixtures" / "ch22"

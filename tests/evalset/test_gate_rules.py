@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flywheel.evalset._bundle_read import load_evalset
+from flywheel.evalset._gate import run_gate
+from flywheel.evalset._gate_rules import GateRules, load_rules
+from flywheel.evalset._trial import Trial
+from flywheel.evalset._trials_io import read_trials
 
-from evalset._bundle_read import load_evalset
-from evalset._gate import run_gate
-from evalset._gate_rules import GateRules, load_rules
-from evalset._trial import Trial
-from evalset._trials_io import read_trials
 from flywheel.errors import UserError
 
 FIX = Path(__file__).parent / "fixtures" / "ch22"
@@ -299,7 +299,7 @@ def test_rule_file_and_readers_name_the_problem(tmp_path: Path) -> None:
 
 def test_undefined_kappa_blocks_and_report_stays_strict_json(tmp_path: Path) -> None:
     """All cells PASS/PASS: kappa is undefined (13.4.3), the judge counts as not calibrated."""
-    from evalset._report import write_report
+    from flywheel.evalset._report import write_report
 
     ev = write_evalset(tmp_path / "ev", judge={"judge_id": "j1", "calibration": "cal.json"})
     (ev / "cal.json").write_text(

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
-from evalset import (
+from flywheel.evalset import (
     Scorecard,
     ScorecardEvalSet,
     ScorecardGate,
@@ -24,6 +23,7 @@ from evalset import (
     scorecard_binding,
     scorecard_reasons,
 )
+
 from flywheel.cli import cli
 from flywheel.errors import UserError
 
@@ -181,7 +181,7 @@ def test_bad_scorecards_are_user_errors(tmp_path: Path, content: str | None, mes
         path.write_text(content)
     with pytest.raises(UserError, match=message):
         card = load_scorecard(path)
-        from evalset import check_scorecard_for
+        from flywheel.evalset import check_scorecard_for
 
         check_scorecard_for(card, "ch22-support", "1")
     res = CliRunner().invoke(cli, _args(ev, tmp_path / "out", path))

@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from pydantic import BaseModel
-
-from evalset._graders import (
+from flywheel.evalset._graders import (
     GradingContext,
     build_grader,
     grade_trial,
@@ -17,8 +13,12 @@ from evalset._graders import (
     resolve_pointer,
     trajectory_f1,
 )
-from evalset._task import GraderSpec, Task
-from evalset._trial import Trial, Verdict
+from flywheel.evalset._task import GraderSpec, Task
+from flywheel.evalset._trial import Trial, Verdict
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
 from flywheel.errors import UserError
 
 SNAP = {

@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from evalset._graders import (
+from flywheel.evalset._graders import (
     GradingContext,
     JudgeCalibration,
     build_grader,
     grade_trial,
     load_calibration,
 )
-from evalset._graders._judge import parse_label
-from evalset._task import GraderSpec, Task
-from evalset._trial import Trial, Verdict
+from flywheel.evalset._graders._judge import parse_label
+from flywheel.evalset._task import GraderSpec, Task
+from flywheel.evalset._trial import Trial, Verdict
+
 from flywheel.errors import UserError
 
 FIX = Path(__file__).parent / "fixtures" / "ch22"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import inspect
 
+import flywheel.evalset.stats as stats
 import numpy as np
 import pytest
 
-import evalset.stats as stats
 from flywheel.errors import UserError
 
 PINNED = {

@@ -25,8 +25,7 @@ from statistics import NormalDist, fmean, stdev
 
 import numpy as np
 import pytest
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     bootstrap_means,
     cluster_se,

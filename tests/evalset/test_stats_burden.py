@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     FAILURE_ORDER,
     StatsInputError,
     error_burden,

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     cohen_kappa,
     error_burden,
     judge_error_rates,

@@ -6,10 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     budgeted_acceptance,
     candidates_for_availability,
@@ -18,6 +15,8 @@ from evalset.stats import (
     cost_per_accepted_task,
     selection_costs,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_napkin_13_3() -> None:

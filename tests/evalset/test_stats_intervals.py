@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy.stats import binomtest
-from statsmodels.stats.proportion import proportion_confint
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     normal_half_width,
     normal_interval,
@@ -17,6 +12,10 @@ from evalset.stats import (
     wald_interval,
     wilson_interval,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binomtest
+from statsmodels.stats.proportion import proportion_confint
 
 
 def test_zero_of_fifty_upper_limit_is_7_13_percent() -> None:

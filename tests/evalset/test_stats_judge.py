@@ -13,12 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from statsmodels.stats.inter_rater import cohens_kappa
-from statsmodels.stats.proportion import proportion_confint
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     cohen_kappa,
     cohen_kappa_table,
@@ -27,6 +22,10 @@ from evalset.stats import (
     position_flip_rate,
     verbosity_control_rate,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
 
 # (slice, human, judge, count)
 POINTWISE = [

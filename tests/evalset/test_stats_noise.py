@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     corrected_interval,
     corrected_rate,
@@ -16,6 +13,8 @@ from evalset.stats import (
     run_inflation,
     wilson_interval,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_playbook_figures() -> None:

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy.stats import binomtest
-from statsmodels.stats.contingency_tables import mcnemar
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     mcnemar_exact,
     newcombe_paired_interval,
@@ -20,6 +15,10 @@ from evalset.stats import (
     pairs_to_clear_margin,
     wilson_interval,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binomtest
+from statsmodels.stats.contingency_tables import mcnemar
 
 # Table 4 (line 300-305): n11 = 70, baseline-only b = 12, candidate-only c = 18, n00 = 50.
 TABLE4 = (70, 12, 18, 50)

@@ -6,10 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     mean_pass_at_k,
     mean_pass_hat_k,
@@ -23,6 +20,8 @@ from evalset.stats import (
     rate_for_consistency,
     task_counts,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_section_22_4_table() -> None:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from statsmodels.stats.power import NormalIndPower
-from statsmodels.stats.proportion import proportion_effectsize
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     minimum_detectable_effect,
     noninferiority_pairs,
@@ -15,6 +12,8 @@ from evalset.stats import (
     tasks_for_half_width,
     tasks_per_arm,
 )
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_effectsize
 
 
 def test_eq3_counts() -> None:

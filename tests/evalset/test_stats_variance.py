@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-
-from evalset.stats import (
+from flywheel.evalset.stats import (
     StatsInputError,
     allocate_runs,
     variance_components,

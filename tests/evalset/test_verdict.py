@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from flywheel.evalset._task import CriterionRole
+from flywheel.evalset._trial import Verdict
+from flywheel.evalset._verdict import aggregate, tally
+from flywheel.evalset.stats import wilson_interval
 from hypothesis import given
 from hypothesis import strategies as st
-
-from evalset._task import CriterionRole
-from evalset._trial import Verdict
-from evalset._verdict import aggregate, tally
-from evalset.stats import wilson_interval
 
 M, D = CriterionRole.MANDATORY, CriterionRole.DIAGNOSTIC
 P, F, PE, U = Verdict.PASS, Verdict.FAIL, Verdict.PENDING, Verdict.UNKNOWN

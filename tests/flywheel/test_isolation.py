@@ -18,16 +18,16 @@ from typing import Any
 
 import httpx
 import pytest
-
-from flywheel import Store, create_key
-from flywheel._auth import OPEN_PATHS
-from promote import (
+from flywheel.promote import (
     SamplingPolicy,
     dedupe_candidates,
     draft_candidates,
     redact_candidates,
     sample_candidates,
 )
+
+from flywheel import Store, create_key
+from flywheel._auth import OPEN_PATHS
 from tests.ingest._server import running_server
 from tests.promote.test_sampling import agent_trace, insert, refund_trace, tid
 

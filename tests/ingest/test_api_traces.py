@@ -10,10 +10,10 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from flywheel.ingest._api_traces import router
 
 from flywheel import FlywheelError, Settings, Store
 from flywheel._app import create_app, error_body
-from ingest._api_traces import router
 from tests.ingest.test_read import MS, T0, A, B, C, seeded_store
 
 

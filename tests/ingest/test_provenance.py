@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from flywheel.ingest._fingerprint import normalise
+from flywheel.ingest._provenance import ProvenancePolicy, declare_provenance, infer_provenance
 from hypothesis import given
 from hypothesis import strategies as st
-
-from ingest._fingerprint import normalise
-from ingest._provenance import ProvenancePolicy, declare_provenance, infer_provenance
 
 SALT = b"test-salt"
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from ingest import ProvenancePolicy, infer_provenance
-from ingest._fingerprint import identifier_tokens, leaves, tokens
+from flywheel.ingest import ProvenancePolicy, infer_provenance
+from flywheel.ingest._fingerprint import identifier_tokens, leaves, tokens
 
 SALT = b"test-salt"
 PAGE = (

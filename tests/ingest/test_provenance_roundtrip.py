@@ -6,12 +6,12 @@ import json
 
 import httpx
 from click.testing import CliRunner
+from flywheel.ingest import declare_provenance
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from flywheel.cli import cli
-from ingest import declare_provenance
 from tests.ingest._server import running_server
 
 

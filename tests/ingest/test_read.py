@@ -15,11 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from flywheel import NotFoundError, Store, UserError, open_store
-from ingest._read import (
+from flywheel.ingest._read import (
     decode_cursor,
     encode_cursor,
     get_trace,
@@ -27,6 +23,10 @@ from ingest._read import (
     normalize_trace_id,
     parse_time,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flywheel import NotFoundError, Store, UserError, open_store
 
 T0 = 1_764_520_000_000_000_000  # 2025-11-30T16:26:40Z in ns
 MS = 1_000_000
@@ -426,7 +426,7 @@ def test_get_trace_unknown_or_other_project(seeded):
 
 def test_get_trace_reads_span_table_inside_its_time_range():
     """The raw-span read is bounded by time, so ClickHouse prunes parts and partitions."""
-    from ingest import _read
+    from flywheel.ingest import _read
 
     sql = _read._SPANS_SQL
     assert "Timestamp >=" in sql and "Timestamp <=" in sql and "TraceId =" in sql
@@ -458,7 +458,7 @@ def test_normalize_trace_id():
 
 @given(st.integers(min_value=0, max_value=2**62), st.text(min_size=1, max_size=64))
 def test_cursor_round_trip(start, tid):
-    from ingest._models import TraceSummary
+    from flywheel.ingest._models import TraceSummary
 
     s = TraceSummary(
         trace_id=tid,
@@ -547,7 +547,7 @@ def _forests(draw: Any) -> list[tuple[str, str, int]]:
 @given(_forests())
 def test_assemble_lays_out_every_span_once_depth_first(spans):
     """Any parent graph (orphans, cycles, self-parents) gives a valid depth-first layout."""
-    from ingest._read import _assemble, _Span
+    from flywheel.ingest._read import _assemble, _Span
 
     nodes = _assemble({sid: _Span(sid, parent, start) for sid, parent, start in spans})
     assert sorted(n.span_id for n in nodes) == sorted(s[0] for s in spans)

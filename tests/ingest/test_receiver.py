@@ -111,11 +111,12 @@ def test_json_encoding_and_partial_success(server):
 
 def test_gzip_protobuf_and_protobuf_response(server):
     url, app, store = server
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     t = "0af7651916cd43dd8448eb211c80319c"
     doc = _json_request(t, [_span(t, "b7ad6b7169203331", "s", {"k": "v"})])
-    import base64, binascii
+    import base64
+    import binascii
     for rs in doc["resourceSpans"]:
         for ss in rs["scopeSpans"]:
             for sp in ss["spans"]:
@@ -178,9 +179,8 @@ def test_health_and_ready(server):
 
 
 def test_attribute_values_are_stringified_like_the_collector():
+    from flywheel.ingest._otlp import any_value_to_str
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue
-
-    from ingest._otlp import any_value_to_str
 
     def av(**kw):
         return AnyValue(**kw)

@@ -9,11 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from datasketch import MinHash
-from hypothesis import given
-from hypothesis import strategies as st
-
-from flywheel import Store, open_store
-from promote._dedupe import (
+from flywheel.promote._dedupe import (
     Assignment,
     DedupeIndex,
     DedupeParams,
@@ -21,15 +17,19 @@ from promote._dedupe import (
     band_keys,
     minhashes,
 )
-from promote._redact_synth import duplicate_traces
-from promote._redact_types import TraceStep
-from promote._signature import (
+from flywheel.promote._redact_synth import duplicate_traces
+from flywheel.promote._redact_types import TraceStep
+from flywheel.promote._signature import (
     jaccard,
     jaccard_hashes,
     normalise_text,
     trace_signature,
     user_intent,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flywheel import Store, open_store
 
 
 def _trace(intent: str, calls: Sequence[tuple[str, dict[str, object]]]) -> list[TraceStep]:
@@ -119,7 +119,7 @@ def test_smolagents_wrapped_kwargs_unwrapped() -> None:
     st.sets(st.text(min_size=1, max_size=5), max_size=20),
 )
 def test_jaccard_on_hashes_equals_jaccard_on_strings(a: set[str], b: set[str]) -> None:
-    from promote._signature import shingle_hashes
+    from flywheel.promote._signature import shingle_hashes
 
     assert jaccard_hashes(shingle_hashes(a), shingle_hashes(b)) == pytest.approx(jaccard(a, b))
 

@@ -6,12 +6,11 @@ import json
 from typing import Any
 
 import pytest
-
-from evalset._task import CriterionRole, Task
-from promote import Candidate, draft_task, split_for
-from promote._candidates import TraceMaterial, steps_json
-from promote._draft import snapshot_ref
-from promote._redact_types import TraceStep
+from flywheel.evalset._task import CriterionRole, Task
+from flywheel.promote import Candidate, draft_task, split_for
+from flywheel.promote._candidates import TraceMaterial, steps_json
+from flywheel.promote._draft import snapshot_ref
+from flywheel.promote._redact_types import TraceStep
 
 STEPS = [
     TraceStep(span_id="r", input_text="Refund order O-1 for <EMAIL_1>", output_text="Refunded."),
@@ -134,7 +133,7 @@ def test_snapshot_ref_prefers_the_explicit_attribute() -> None:
 
 @pytest.mark.parametrize("source", ["failure", "success", "explicit"])
 def test_every_draft_builds_its_graders(source: str) -> None:
-    from evalset._graders import build_grader
+    from flywheel.evalset._graders import build_grader
 
     t = draft_task(cand(source), material())
     for c in t.criteria:
@@ -142,7 +141,7 @@ def test_every_draft_builds_its_graders(source: str) -> None:
 
 
 def test_environment_is_recorded_from_harness_attributes() -> None:
-    from promote._draft import environment_of
+    from flywheel.promote._draft import environment_of
 
     harness = {
         "flywheel.suite": "agentdojo:banking",

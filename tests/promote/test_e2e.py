@@ -15,14 +15,10 @@ import click
 import httpx
 import pytest
 from click.testing import CliRunner
-
-from evalset._bundle import export_bundle, release_from_store, verify_bundle
-from evalset._bundle_read import load_evalset
-from evalset._cli_bundle import register_bundle
-from flywheel import Settings, Store
-from flywheel._app import create_app
-from flywheel._clikit import CliContext
-from promote import (
+from flywheel.evalset._bundle import export_bundle, release_from_store, verify_bundle
+from flywheel.evalset._bundle_read import load_evalset
+from flywheel.evalset._cli_bundle import register_bundle
+from flywheel.promote import (
     SamplingPolicy,
     dedupe_candidates,
     draft_candidates,
@@ -30,6 +26,10 @@ from promote import (
     redact_candidates,
     sample_candidates,
 )
+
+from flywheel import Settings, Store
+from flywheel._app import create_app
+from flywheel._clikit import CliContext
 from tests.promote.test_sampling import agent_trace, insert, tid
 
 #: Every PII value planted in the traces (the bundle scan looks for each).
@@ -352,7 +352,7 @@ def anyio_backend() -> str:
 
 
 def _promote_cli(store: Store) -> click.Group:
-    from promote._cli import register
+    from flywheel.promote._cli import register
 
     @click.group()
     @click.pass_context
@@ -369,7 +369,7 @@ async def test_end_to_end_on_agent_harness_traces(store: Store, tmp_path: Path) 
     """Traces produced by the agent harness (AgentDojo banking, the seeded reference agent)."""
     import re
 
-    from ablation import StoreSpanExporter, parse_agent, plan_trials, run_trials
+    from flywheel.ablation import StoreSpanExporter, parse_agent, plan_trials, run_trials
 
     tasks = [f"user_task_{i}" for i in range(8)]
     specs = plan_trials("agentdojo:banking", parse_agent("reference"), tasks=tasks, runs=2, seed=1)
@@ -466,7 +466,7 @@ def test_release_manifest_carries_the_policy_without_deny_list_values(
     insert(store, _support_trace(70, "refunds"))
     policy = SamplingPolicy(evalset="p", redaction={"deny_strings": {"NAME": ["Project Falcon"]}})
     ids = _pipeline(store, policy)
-    from promote import record_event
+    from flywheel.promote import record_event
 
     record_event(store, ids[0], "claim", "alice", 0)
     record_event(store, ids[0], "approve", "alice", 1)

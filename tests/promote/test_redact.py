@@ -10,13 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from flywheel.promote._redact import Redactor, normalise_key
+from flywheel.promote._redact_batch import redact_traces, shutdown_pools
+from flywheel.promote._redact_detect import triggered_entities
+from flywheel.promote._redact_types import RedactionPolicy, TraceStep
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from promote._redact import Redactor, normalise_key
-from promote._redact_batch import redact_traces, shutdown_pools
-from promote._redact_detect import triggered_entities
-from promote._redact_types import RedactionPolicy, TraceStep
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -246,8 +245,8 @@ def test_no_socket_opened_from_a_fresh_interpreter(tmp_path: Path) -> None:
             raise SystemExit("network access attempted: %r" % (a,))
         socket.socket.connect = refuse
         socket.create_connection = refuse
-        from promote._redact import Redactor
-        from promote._redact_types import TraceStep
+        from flywheel.promote._redact import Redactor
+        from flywheel.promote._redact_types import TraceStep
         out = Redactor().redact_trace([TraceStep(input_text="mail x.y@example.co.uk now")])
         assert out.steps[0].input_text == "mail <EMAIL_1> now", out.steps[0].input_text
         print("ok")

@@ -6,10 +6,7 @@ import json
 
 import httpx
 import pytest
-
-from flywheel import ConflictError, Settings, Store, UserError
-from flywheel._app import create_app
-from promote import (
+from flywheel.promote import (
     SamplingPolicy,
     dedupe_candidates,
     draft_candidates,
@@ -23,6 +20,9 @@ from promote import (
     sample_candidates,
     stored_rules,
 )
+
+from flywheel import ConflictError, Settings, Store, UserError
+from flywheel._app import create_app
 from tests.promote.test_sampling import agent_trace, insert, tid
 
 pytestmark = pytest.mark.anyio

@@ -9,11 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-
-from evalset._bundle import release_from_store
-from flywheel import ConflictError, Settings, Store, UserError
-from flywheel._app import create_app
-from promote import (
+from flywheel.evalset._bundle import release_from_store
+from flywheel.promote import (
     SamplingPolicy,
     approved_count,
     dedupe_candidates,
@@ -24,7 +21,10 @@ from promote import (
     redact_candidates,
     sample_candidates,
 )
-from promote._review import ReviewEvent
+from flywheel.promote._review import ReviewEvent
+
+from flywheel import ConflictError, Settings, Store, UserError
+from flywheel._app import create_app
 from tests.promote.test_sampling import agent_trace, insert, refund_trace, tid
 
 

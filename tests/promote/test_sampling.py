@@ -12,10 +12,10 @@ import time
 from typing import Any
 
 import pytest
+from flywheel.promote import SamplingPolicy, load_policy, sample, sample_candidates, sample_one
+from flywheel.promote._sampling import failure_reasons, seeded_rank
 
 from flywheel import NotFoundError, Store, UserError
-from promote import SamplingPolicy, load_policy, sample, sample_candidates, sample_one
-from promote._sampling import failure_reasons, seeded_rank
 
 MS = 1_000_000
 T0 = time.time_ns() - 3_600 * 1_000_000_000
@@ -341,7 +341,7 @@ def test_policy_file_toml_and_errors(tmp_path: Any) -> None:
 
 
 def test_failure_reasons_unit() -> None:
-    from promote._sampling import TraceFacts
+    from flywheel.promote._sampling import TraceFacts
 
     f = TraceFacts(
         "t", 0, "svc", False, 2, {"feedback.score": ["0.5"], "flywheel.outcome": ["FAILED"]}

@@ -8,9 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from side_effects import (
+from flywheel.side_effects import (
     JsonDocumentAdapter,
     Record,
     Snapshot,
@@ -21,6 +19,7 @@ from side_effects import (
     register_adapter,
     snapshot,
 )
+from pydantic import BaseModel
 
 
 def _recs(doc: Any, **opts: Any) -> dict[tuple[str, tuple[str, ...]], dict[str, Any]]:

@@ -13,8 +13,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
-
-from side_effects import attack_run, gate_input  # noqa: E402
+from flywheel.side_effects import attack_run, gate_input  # noqa: E402
 
 #: The category each injection task's success must show (by what it does).
 RIGHT_CATEGORY = {
@@ -102,9 +101,9 @@ def test_cli_on_stored_agentdojo_dumps(tmp_path) -> None:  # noqa: ANN001 - pyte
     import json
 
     from click.testing import CliRunner
+    from flywheel.side_effects import ground_truth_run, injected_environment, run_calls
 
     from flywheel.cli import cli
-    from side_effects import ground_truth_run, injected_environment, run_calls
 
     suite = get_suite("v1.2", "slack")
     ut, it = suite.user_tasks["user_task_1"], suite.injection_tasks["injection_task_2"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from side_effects import Scope, ToolCall, analyze, snapshot
+from flywheel.side_effects import Scope, ToolCall, analyze, snapshot
 
 
 def test_delete_and_recreate_is_still_a_destructive_write(tmp_path: Path) -> None:

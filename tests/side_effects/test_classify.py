@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from side_effects import (
+from flywheel.side_effects import (
     AllowRule,
     NoiseRule,
     Observation,

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from flywheel.cli import cli
-from side_effects import (
+from flywheel.side_effects import (
     Record,
     Scope,
     Snapshot,
@@ -19,6 +17,8 @@ from side_effects import (
     read_result,
     store_result,
 )
+
+from flywheel.cli import cli
 
 
 def _write(path: Path, doc: object) -> str:

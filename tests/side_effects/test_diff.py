@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from flywheel.side_effects import Record, Snapshot, diff
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from side_effects import Record, Snapshot, diff
 
 Rid = tuple[str, tuple[str, ...]]
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import side_effects
-from side_effects import JsonDocumentAdapter
+from flywheel.side_effects import JsonDocumentAdapter
+
+from flywheel import side_effects
 
 
 def test_all_is_pinned_and_importable() -> None:

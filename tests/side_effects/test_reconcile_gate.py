@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from side_effects import (
+from flywheel.side_effects import (
     CRITICAL_CATEGORIES,
     Record,
     Scope,

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flywheel import Store
-from ingest import compute_provenance
-from promote import (
+from flywheel.ingest import compute_provenance
+from flywheel.promote import (
     SamplingPolicy,
     dedupe_candidates,
     draft_candidates,
@@ -20,6 +19,8 @@ from promote import (
     redact_candidates,
     sample_candidates,
 )
+
+from flywheel import Store
 from tests.promote.test_sampling import agent_trace, insert, refund_trace, tid
 
 
@@ -73,10 +74,10 @@ def sampled_at(store: Store) -> int:
 def demo_app(store: Store, reviewer: str = "alice") -> Any:
     """The app over the in-process API (no socket), its clock pinned 2h after sampling."""
     import httpx
+    from flywheel.tui import make_app
 
     from flywheel import Settings
     from flywheel._app import create_app
-    from tui import make_app
 
     api = create_app(Settings(), store)
     now = sampled_at(store) + 2 * 3600 * 1_000_000_000

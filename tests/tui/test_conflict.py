@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from flywheel.promote import read_events
+from flywheel.tui import make_app
+from flywheel.tui.screens.queue import QueueScreen
+from flywheel.tui.screens.trace import TraceScreen
+from flywheel.tui.widgets import Banner
 from textual.widgets import DataTable
 
 from flywheel import Store
-from promote import read_events
-from tui import make_app
-from tui.screens.queue import QueueScreen
-from tui.screens.trace import TraceScreen
-from tui.widgets import Banner
 
 from ._fixture import settle
 from .test_review_flow import text

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from flywheel.promote import read_events
+from flywheel.tui import make_app
+from flywheel.tui.screens.editor import EditorScreen
+from flywheel.tui.screens.queue import QueueScreen
+from flywheel.tui.screens.trace import TraceScreen
+from flywheel.tui.widgets import StepTree
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Select, Static, TextArea
 
 from flywheel import Store
-from promote import read_events
-from tui import make_app
-from tui.screens.editor import EditorScreen
-from tui.screens.queue import QueueScreen
-from tui.screens.trace import TraceScreen
-from tui.widgets import StepTree
 
 from ._fixture import settle
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from flywheel.promote import read_events
+from flywheel.tui.screens.editor import EditorScreen
+from flywheel.tui.screens.help import HelpScreen
+from flywheel.tui.screens.queue import QueueScreen
+from flywheel.tui.screens.redaction import RedactionScreen
+from flywheel.tui.screens.trace import TraceScreen
+from flywheel.tui.widgets import Banner
 from textual.widgets import DataTable, Input, Static, TextArea
 
 from flywheel import Store
-from promote import read_events
-from tui.screens.editor import EditorScreen
-from tui.screens.help import HelpScreen
-from tui.screens.queue import QueueScreen
-from tui.screens.redaction import RedactionScreen
-from tui.screens.trace import TraceScreen
-from tui.widgets import Banner
 
 from ._fixture import demo_app, goto, settle
 
@@ -155,10 +155,10 @@ async def test_queue_filters_help_and_skip(drafted: tuple[Store, list[str]]) -> 
 
 async def test_api_key_and_an_unreachable_server(drafted: tuple[Store, list[str]]) -> None:
     import httpx
+    from flywheel.tui import make_app
 
     from flywheel import Settings, create_key
     from flywheel._app import create_app
-    from tui import make_app
 
     store, _ = drafted
     key = create_key(store, "default", "reviewers")

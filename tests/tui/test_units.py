@@ -6,11 +6,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from flywheel.tui._client import trace_structure
+from flywheel.tui._task_form import build_task, form_values, validate
+from flywheel.tui._view import age, argument_lines, badge, flags, next_open, parse_rule, rules_body
 
-import tui
-from tui._client import trace_structure
-from tui._task_form import build_task, form_values, validate
-from tui._view import age, argument_lines, badge, flags, next_open, parse_rule, rules_body
+from flywheel import tui
 
 
 def test_public_api() -> None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from flywheel.tui._client import ReviewClient
 from textual.screen import Screen
 
-from tui._client import ReviewClient
-
 if TYPE_CHECKING:
-    from tui.app import ReviewApp
+    from flywheel.tui.app import ReviewApp
 
 
 class ReviewScreen(Screen[None]):

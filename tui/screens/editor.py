@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from flywheel.tui._client import ApiError
+from flywheel.tui._task_form import FIELDS, build_task, form_values, validate
+from flywheel.tui.screens._base import ReviewScreen
+from flywheel.tui.widgets import Banner
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Input, Label, Select, Static, TextArea
-
-from tui._client import ApiError
-from tui._task_form import FIELDS, build_task, form_values, validate
-from tui.screens._base import ReviewScreen
-from tui.widgets import Banner
 
 _AREAS = ("expected_state", "criteria")
 

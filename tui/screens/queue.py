@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from flywheel.tui._client import ApiError
+from flywheel.tui._view import (
+    QUEUE_COLUMNS,
+    SORTS,
+    next_open,
+    progress_line,
+    queue_cells,
+    sort_rows,
+)
+from flywheel.tui.screens._base import ReviewScreen
+from flywheel.tui.widgets import Banner
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Input, Static
-
-from tui._client import ApiError
-from tui._view import QUEUE_COLUMNS, SORTS, next_open, progress_line, queue_cells, sort_rows
-from tui.screens._base import ReviewScreen
-from tui.widgets import Banner
 
 STATUS_FILTERS = (None, "open", "claimed", "needs-info", "approved", "rejected")
 SOURCE_FILTERS = (None, "failure", "success", "explicit")
@@ -154,7 +160,7 @@ class QueueScreen(ReviewScreen):
     @work(exclusive=True, group="queue-write")
     async def open_row(self, row: dict[str, Any]) -> None:
         """Claim (when free) and show the candidate; a conflict is shown, never retried."""
-        from tui.screens.trace import TraceScreen
+        from flywheel.tui.screens.trace import TraceScreen
 
         rv = row.get("review") or {}
         me = self.reviewer

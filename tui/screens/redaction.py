@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from flywheel.tui._client import ApiError
+from flywheel.tui._view import parse_rule, pretty, report_rows, rules_body
+from flywheel.tui.screens._base import ReviewScreen
+from flywheel.tui.widgets import Banner
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Input, Static
-
-from tui._client import ApiError
-from tui._view import parse_rule, pretty, report_rows, rules_body
-from tui.screens._base import ReviewScreen
-from tui.widgets import Banner
 
 
 class RedactionScreen(ReviewScreen):

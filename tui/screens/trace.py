@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from flywheel.tui._client import ApiError, StepRow
+from flywheel.tui._view import KIND_MARK, argument_lines, pretty
+from flywheel.tui.screens._base import ReviewScreen
+from flywheel.tui.widgets import Banner, StepTree
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static, Tree
-
-from tui._client import ApiError, StepRow
-from tui._view import KIND_MARK, argument_lines, pretty
-from tui.screens._base import ReviewScreen
-from tui.widgets import Banner, StepTree
 
 
 class TraceScreen(ReviewScreen):
@@ -168,7 +167,7 @@ class TraceScreen(ReviewScreen):
         if decision == "approve":
             self.write("decide", decision=decision)
             return
-        from tui.screens.reason import ReasonScreen
+        from flywheel.tui.screens.reason import ReasonScreen
 
         def done(reason: str | None) -> None:
             if reason:
@@ -195,7 +194,7 @@ class TraceScreen(ReviewScreen):
 
     def action_edit(self) -> None:
         """Open the task editor."""
-        from tui.screens.editor import EditorScreen
+        from flywheel.tui.screens.editor import EditorScreen
 
         if self.detail.get("task"):
             self._stale = True
@@ -203,7 +202,7 @@ class TraceScreen(ReviewScreen):
 
     def action_redaction(self) -> None:
         """Open the redaction view."""
-        from tui.screens.redaction import RedactionScreen
+        from flywheel.tui.screens.redaction import RedactionScreen
 
         if self.detail:
             self._stale = True

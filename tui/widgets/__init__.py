@@ -1,6 +1,6 @@
 """Reusable widgets of the reviewer app."""
 
-from tui.widgets.banner import Banner
-from tui.widgets.steps import StepTree
+from flywheel.tui.widgets.banner import Banner
+from flywheel.tui.widgets.steps import StepTree
 
 __all__ = ["Banner", "StepTree"]

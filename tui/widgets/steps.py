@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from flywheel.tui._client import StepRow
+from flywheel.tui._view import step_label, untrusted
 from rich.text import Text
 from textual.widgets import Tree
-
-from tui._client import StepRow
-from tui._view import step_label, untrusted
 
 
 class StepTree(Tree[str]):
