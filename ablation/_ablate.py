@@ -39,19 +39,29 @@ from typing import Any
 
 from flywheel.evalset import Grader, GradingContext, Task
 from flywheel.evalset import save_trials as save_graded_trials
+from flywheel.harness import (
+    SEAMS,
+    TRIALS,
+    AgentSpec,
+    Budget,
+    CallCapture,
+    SeamConfig,
+    StoreSpanExporter,
+    TrialRecord,
+    TrialSpec,
+    config_id,
+    for_storage,
+    grade_records,
+    plan_trials,
+    run_trials,
+    save_trials,
+    suite_task,
+)
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from flywheel import NotFoundError, Store, UserError
+from flywheel import NotFoundError, Store, UserError, canonical_json
 
 from ._ablate_evalset import EvalUnit
-from ._ablate_grading import CallCapture, for_storage, grade_records, suite_task
-from ._agents import AgentSpec
-from ._budget import Budget
-from ._env import canonical_json
-from ._export import StoreSpanExporter
-from ._runner import TrialRecord, TrialSpec, config_id, plan_trials, run_trials
-from ._seams import SEAMS, SeamConfig
-from ._trials_store import TRIALS, save_trials
 
 RUNS_TABLE = "ablation_runs"
 RESULTS_TABLE = "ablation_results"

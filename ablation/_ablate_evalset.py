@@ -84,7 +84,7 @@ def task_environment(task: Task) -> tuple[str, str, str | None]:
     kind = str(env.get("kind", ""))
     if kind not in RUNNABLE_KINDS:
         raise UserError(f"environment kind {kind!r} is not runnable (runnable: agentdojo)")
-    from ._agentdojo import SUITES, injection_task_ids, task_ids
+    from flywheel.harness import SUITES, injection_task_ids, task_ids
 
     suite, user_task = str(env.get("suite", "")), str(env.get("user_task", ""))
     injection = env.get("injection_task") or None

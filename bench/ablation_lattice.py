@@ -14,21 +14,23 @@ Run: /work/venv/bin/python bench/ablation_lattice.py [--workers 2] [--runs 3] [-
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import tempfile
 import time
 
-# bench/ holds scripts named like packages (ingest.py): import the repo's packages instead
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-sys.path.insert(0, os.path.dirname(_HERE))
+from flywheel.ablation import (
+    AblationPlan,
+    analyse,
+    load_results,
+    plot_png,
+    run_ablation,
+    to_markdown,
+)
+from flywheel.harness import (
+    SEAMS,
+    AgentSpec,
+)
 
-from flywheel.ablation import AblationPlan, AgentSpec, analyse, load_results, run_ablation  # noqa: E402
-from flywheel.ablation._ablate_report import plot_png, to_markdown  # noqa: E402
-from flywheel.ablation._seams import SEAMS  # noqa: E402
-
-from flywheel import open_store  # noqa: E402
+from flywheel import open_store
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from flywheel.ablation import (  # noqa: E402
+from flywheel.harness import (
     AgentSpec,
     StoreSpanExporter,
     otlp_exporter,

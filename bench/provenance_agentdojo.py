@@ -49,15 +49,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flywheel.ablation import (
+from flywheel.evalset.stats import wilson_interval  # noqa: E402
+from flywheel.harness import (  # noqa: E402
     HAZARDS,
     AgentSpec,
     StoreSpanExporter,
     make_environment,
     plan_trials,
     run_trials,
-)  # noqa: E402
-from flywheel.evalset.stats import wilson_interval  # noqa: E402
+)
 from flywheel.ingest import compute_provenance, load_steps, normalise  # noqa: E402
 
 from flywheel import open_store  # noqa: E402

@@ -50,9 +50,9 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from flywheel.ablation import AgentSpec, SeamConfig, SeamSpec, plan_trials, run_trials  # noqa: E402
-from flywheel.ablation._safety import ReversibilityConfig, spans_from_readable, staging_report  # noqa: E402
 from flywheel.evalset.stats import Interval  # noqa: E402
+from flywheel.harness import AgentSpec, SeamConfig, SeamSpec, plan_trials, run_trials  # noqa: E402
+from flywheel.safety import ReversibilityConfig, spans_from_readable, staging_report  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )

@@ -34,8 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flywheel.ablation._attribution import attribute_trace, import_whowhen, parse_log, read_labels  # noqa: E402
-from flywheel.ablation._attribution._whowhen import iter_logs  # noqa: E402
+from flywheel.attribution import (  # noqa: E402
+    attribute_trace,
+    import_whowhen,
+    parse_log,
+    read_labels,
+)
+from flywheel.attribution._whowhen import iter_logs  # noqa: E402
 from flywheel.evalset.stats import wilson_interval  # noqa: E402
 
 from flywheel import open_store  # noqa: E402

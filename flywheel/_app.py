@@ -25,7 +25,7 @@ from ._store import Store, open_store
 from .errors import FlywheelError, OverloadedError
 
 #: Packages that may contribute a router, in mount order.
-API_PACKAGES = ("ingest", "promote", "side_effects", "ablation")
+API_PACKAGES = ("ingest", "promote", "side_effects", "attribution")
 
 
 def _api_modules() -> list[ModuleType]:

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 
 #: Packages in dependency order; each may own a ``migrations/`` folder. The
 #: ledger records these short names; the modules live under ``flywheel.``.
-PACKAGES: tuple[str, ...] = ("flywheel", "ingest", "evalset", "promote", "side_effects", "ablation")
+PACKAGES: tuple[str, ...] = (
+    "flywheel", "ingest", "evalset", "promote", "side_effects",
+    "harness", "attribution", "safety", "ablation",
+)
 
 _ENGINE = re.compile(r"\{\{(\w*MergeTree)(?:\((.*?)\))?\}\}")
 _FILE = re.compile(r"^(\d{3,})_[\w-]+\.sql$")

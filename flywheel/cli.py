@@ -22,12 +22,43 @@ from ._clikit import CliContext, echo_json, pass_cli
 from ._config import Settings
 from .errors import FlywheelError
 
-#: Packages whose ``_cli.register`` adds commands, in help order.
-COMMAND_PACKAGES = ("ingest", "promote", "evalset", "side_effects", "ablation", "tui")
+#: Packages whose ``_cli.register`` adds commands, in help order, with the
+#: heading ``flywheel --help`` shows above their commands (where the job lives).
+COMMAND_PACKAGES = {
+    "ingest": "Receive and read traces (ingest/)",
+    "promote": "Promote incidents to reviewed eval tasks (promote/)",
+    "evalset": "Eval sets, grading and the release gate (evalset/)",
+    "side_effects": "Side effects from state diffs (side_effects/)",
+    "harness": "Run agents on stateful environments (harness/)",
+    "attribution": "Failure attribution (attribution/)",
+    "safety": "Safety scorecard (safety/)",
+    "ablation": "Oracle-component ablations (ablation/)",
+    "tui": "Review in the terminal (tui/)",
+}
+CORE_HEADING = "Store, settings and keys (flywheel/)"
 
 
 class FlywheelGroup(click.Group):
-    """A click group that maps the exception tree to exit codes."""
+    """A click group that maps the exception tree to exit codes.
+
+    ``--help`` lists the commands under the package that owns them.
+    """
+
+    sections: dict[str, list[str]]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """One section per package, so the help says where each job lives."""
+        owned = {name for names in self.sections.values() for name in names}
+        core = [n for n in self.list_commands(ctx) if n not in owned]
+        for heading, names in [(CORE_HEADING, core), *self.sections.items()]:
+            rows = []
+            for name in sorted(names):
+                cmd = self.get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(formatter.width - 24)))
+            if rows:
+                with formatter.section(heading):
+                    formatter.write_dl(rows)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102
         try:
@@ -158,8 +189,11 @@ def keys_revoke(obj: CliContext, key_id: str) -> None:
 
 
 def _register_all() -> None:
-    for package in COMMAND_PACKAGES:
+    cli.sections = {}
+    for package, heading in COMMAND_PACKAGES.items():
+        before = set(cli.commands)
         importlib.import_module(f"flywheel.{package}._cli").register(cli)
+        cli.sections[heading] = sorted(set(cli.commands) - before)
 
 
 _register_all()

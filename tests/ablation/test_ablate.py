@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 from flywheel.ablation import (
     AblationPlan,
-    AgentSpec,
     analyse,
     configurations,
     estimate_horizon,
@@ -21,9 +20,10 @@ from flywheel.ablation import (
     load_results,
     recovery,
     run_ablation,
+    survival,
     to_markdown,
 )
-from flywheel.ablation._horizon import survival
+from flywheel.harness import AgentSpec
 
 from flywheel import NotFoundError, Store, UserError
 
@@ -288,7 +288,7 @@ def test_cli_ablate_markdown_with_progress(store: Store) -> None:
 
 
 def test_shapley_sums_to_the_total_effect() -> None:
-    from flywheel.ablation._ablate_report import shapley
+    from flywheel.ablation import shapley
 
     v = {
         frozenset(): 0.4,

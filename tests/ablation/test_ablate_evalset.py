@@ -15,18 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from flywheel.ablation import (
-    AGENTDOJO_UTILITY,
-    AblationPlan,
-    AgentSpec,
-    EvalUnit,
-    StoreSpanExporter,
-    load_results,
-    parse_agent,
-    plan_trials,
-    run_trials,
-    task_environment,
-)
+from flywheel.ablation import AblationPlan, EvalUnit, load_results, task_environment
 from flywheel.evalset import (
     Criterion,
     GraderSpec,
@@ -34,6 +23,14 @@ from flywheel.evalset import (
     load_trials,
     release_from_store,
     release_tasks,
+)
+from flywheel.harness import (
+    AGENTDOJO_UTILITY,
+    AgentSpec,
+    StoreSpanExporter,
+    parse_agent,
+    plan_trials,
+    run_trials,
 )
 from flywheel.promote import (
     SamplingPolicy,

@@ -24,8 +24,8 @@ import random
 
 import numpy as np
 import pytest
-from flywheel.ablation import AblationPlan, AgentSpec, analyse, load_results, run_ablation
-from flywheel.ablation._ablate_report import paired_delta
+from flywheel.ablation import AblationPlan, analyse, load_results, paired_delta, run_ablation
+from flywheel.harness import AgentSpec
 
 from flywheel import Store
 from tests.ablation._ablate_helpers import LOW, DropSpans

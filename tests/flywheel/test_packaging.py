@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -32,12 +34,18 @@ def test_every_package_folder_is_listed() -> None:
 
 
 def test_wheel_has_one_top_level_package(tmp_path: Path) -> None:
+    src = tmp_path / "src"  # a copy, so the build leaves nothing in the checkout
+    for folder in {*PYPROJECT["tool"]["setuptools"]["package-dir"].values()}:
+        shutil.copytree(ROOT / folder, src / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(tmp_path), str(ROOT)],
+         "-w", str(tmp_path / "dist"), str(src)],
         check=True, capture_output=True, text=True,
     )
-    (wheel,) = tmp_path.glob("*.whl")
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"flywheel"}, tops
@@ -54,4 +62,14 @@ def test_folders_named_like_packages_do_not_shadow_the_product(tmp_path: Path) -
     out = subprocess.run([sys.executable, "-m", "flywheel", "--help"], cwd=tmp_path,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "Commands:" in out.stdout
+    assert "review" in out.stdout
+
+
+def test_help_says_where_each_job_lives() -> None:
+    from flywheel.cli import COMMAND_PACKAGES
+
+    out = subprocess.run([sys.executable, "-m", "flywheel", "--help"], capture_output=True,
+                         text=True, check=True, env={**os.environ, "COLUMNS": "200"}).stdout
+    for package, heading in COMMAND_PACKAGES.items():
+        assert f"({package}/)" in heading
+        assert heading in out, heading

@@ -369,7 +369,7 @@ async def test_end_to_end_on_agent_harness_traces(store: Store, tmp_path: Path) 
     """Traces produced by the agent harness (AgentDojo banking, the seeded reference agent)."""
     import re
 
-    from flywheel.ablation import StoreSpanExporter, parse_agent, plan_trials, run_trials
+    from flywheel.harness import StoreSpanExporter, parse_agent, plan_trials, run_trials
 
     tasks = [f"user_task_{i}" for i in range(8)]
     specs = plan_trials("agentdojo:banking", parse_agent("reference"), tasks=tasks, runs=2, seed=1)

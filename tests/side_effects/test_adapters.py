@@ -184,3 +184,12 @@ def test_snapshot_roundtrip_and_digest() -> None:
     s = Snapshot.from_records(JsonDocumentAdapter().records({"a": [{"id": 1, "x": "y"}], "b": 2}))
     back = Snapshot.from_json(s.to_json())
     assert back.digest() == s.digest() and not diff(s, back)
+
+
+def test_root_map_of_files() -> None:
+    from flywheel.side_effects import JsonDocumentAdapter
+
+    recs = {
+        r.rid: dict(r.fields) for r in JsonDocumentAdapter().records({"a.txt": "x", "b.md": "y"})
+    }
+    assert recs == {("$", ("a.txt",)): {"value": "x"}, ("$", ("b.md",)): {"value": "y"}}

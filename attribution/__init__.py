@@ -1,0 +1,71 @@
+"""Failure attribution: taxonomy, deterministic signals, attributor, judge, Who&When import."""
+
+from flywheel.values import near_copy
+
+from ._attributor import VERSION, Attribution, attribute_steps, attribute_trace, walk_back
+from ._calibration import (
+    attribute_with_judge,
+    calibrate_judge,
+    judge_gate,
+    parse_judge,
+    read_calibration,
+)
+from ._faults import InjectedFault, read_faults, score_faults
+from ._judge import JudgeAttributor, JudgeResult, judge_agreement, parse_reply
+from ._signals import LABEL_PREFIXES, Signal, Step, all_signals, load_trace, steps_from_rows
+from ._store import read_attribution, read_attributions, save_attributions, select_traces
+from ._taxonomy import (
+    CATEGORIES,
+    DESCRIPTIONS,
+    HAZARD_CATEGORY,
+    MULTI_AGENT,
+    OUTCOMES,
+    SINGLE_AGENT,
+    UNDETERMINED,
+    multi_agent_category,
+)
+from ._whowhen import import_whowhen, log_to_otlp, parse_log, read_labels, trace_id_for
+
+__all__ = [
+    "near_copy",
+    "read_calibration",
+    "parse_judge",
+    "judge_gate",
+    "calibrate_judge",
+    "attribute_with_judge",
+    "CATEGORIES",
+    "DESCRIPTIONS",
+    "HAZARD_CATEGORY",
+    "LABEL_PREFIXES",
+    "MULTI_AGENT",
+    "OUTCOMES",
+    "SINGLE_AGENT",
+    "UNDETERMINED",
+    "VERSION",
+    "Attribution",
+    "InjectedFault",
+    "JudgeAttributor",
+    "JudgeResult",
+    "Signal",
+    "Step",
+    "all_signals",
+    "attribute_steps",
+    "attribute_trace",
+    "import_whowhen",
+    "judge_agreement",
+    "load_trace",
+    "log_to_otlp",
+    "multi_agent_category",
+    "parse_log",
+    "parse_reply",
+    "read_attribution",
+    "read_attributions",
+    "read_faults",
+    "read_labels",
+    "save_attributions",
+    "score_faults",
+    "select_traces",
+    "steps_from_rows",
+    "trace_id_for",
+    "walk_back",
+]

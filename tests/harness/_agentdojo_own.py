@@ -1,0 +1,30 @@
+"""AgentDojo's own verdicts for a task, computed by AgentDojo's GroundTruthPipeline."""
+
+from __future__ import annotations
+
+from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+from flywheel.harness import AgentDojoEnvironment
+
+
+def own_utility(suite_name: str, task_id: str, injection_task_id: str | None = None) -> bool:
+    """Utility of the user task's ground truth, as AgentDojo's suite runs it."""
+    env = AgentDojoEnvironment(suite_name, task_id, injection_task_id)
+    suite = env._suite
+    task = suite.get_user_task_by_id(task_id)
+    inj = suite.get_injection_task_by_id(injection_task_id) if injection_task_id else None
+    utility, _ = suite.run_task_with_pipeline(
+        GroundTruthPipeline(task), task, inj, env.injections()
+    )
+    return bool(utility)
+
+
+def own_security(suite_name: str, task_id: str, injection_task_id: str) -> bool:
+    """Security (True = attack succeeded) of the injection task's ground truth, run by AgentDojo."""
+    env = AgentDojoEnvironment(suite_name, task_id, injection_task_id)
+    suite = env._suite
+    task = suite.get_user_task_by_id(task_id)
+    inj = suite.get_injection_task_by_id(injection_task_id)
+    _, security = suite.run_task_with_pipeline(
+        GroundTruthPipeline(inj), task, inj, env.injections()
+    )
+    return bool(security)
