@@ -19,8 +19,17 @@ from .errors import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):  # noqa: ANN202 - PEP 562: the app factory loads FastAPI on first use
+    if name == "create_app":
+        from ._app import create_app
+
+        return create_app
+    raise AttributeError(f"module 'flywheel' has no attribute {name!r}")
+
 __all__ = [
     "ApiKey",
+    "create_app",
     "create_key",
     "list_keys",
     "request_project",

@@ -185,7 +185,7 @@ def test_trace_api_shows_the_attribution(store: Store) -> None:
     from fastapi.testclient import TestClient
     from flywheel.attribution._api import router
 
-    from flywheel._config import Settings
+    from flywheel import Settings
 
     tid = _store_refund_trace(store)
     app = FastAPI()

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from flywheel import Settings
-from flywheel._app import create_app
+from flywheel import Settings, create_app
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

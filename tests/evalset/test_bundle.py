@@ -10,6 +10,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
+from flywheel.evalset import Task, load_evalset
 from flywheel.evalset._bundle import (
     EXPOSURE_FILE,
     export_bundle,
@@ -22,9 +23,7 @@ from flywheel.evalset._bundle import (
     verify_bundle,
     versions,
 )
-from flywheel.evalset._bundle_read import load_evalset
 from flywheel.evalset._cli_bundle import register_bundle
-from flywheel.evalset._task import Task
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -11,11 +11,7 @@ from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
-from flywheel.evalset._bundle_read import load_evalset
-from flywheel.evalset._gate import run_gate
-from flywheel.evalset._gate_rules import load_rules
-from flywheel.evalset._report import write_report
-from flywheel.evalset._trials_io import read_trials
+from flywheel.evalset import load_evalset, load_rules, read_trials, run_gate, write_report
 
 from flywheel.cli import cli
 

@@ -7,11 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flywheel.evalset._bundle_read import load_evalset
-from flywheel.evalset._gate import run_gate
-from flywheel.evalset._gate_rules import GateRules, load_rules
-from flywheel.evalset._trial import Trial
-from flywheel.evalset._trials_io import read_trials
+from flywheel.evalset import GateRules, Trial, load_evalset, load_rules, read_trials, run_gate
 
 from flywheel.errors import UserError
 
@@ -299,7 +295,7 @@ def test_rule_file_and_readers_name_the_problem(tmp_path: Path) -> None:
 
 def test_undefined_kappa_blocks_and_report_stays_strict_json(tmp_path: Path) -> None:
     """All cells PASS/PASS: kappa is undefined (13.4.3), the judge counts as not calibrated."""
-    from flywheel.evalset._report import write_report
+    from flywheel.evalset import write_report
 
     ev = write_evalset(tmp_path / "ev", judge={"judge_id": "j1", "calibration": "cal.json"})
     (ev / "cal.json").write_text(

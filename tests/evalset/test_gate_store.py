@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flywheel.evalset._bundle_read import load_evalset
-from flywheel.evalset._graders import GradingContext, grade_trial
-from flywheel.evalset._trials_io import load_trials, read_trials, save_trials
+from flywheel.evalset import (
+    GradingContext,
+    grade_trial,
+    load_evalset,
+    load_trials,
+    read_trials,
+    save_trials,
+)
 
 from flywheel import Store
 
@@ -35,8 +40,7 @@ def test_trials_and_grades_round_trip(store: Store) -> None:
 
 def test_harness_record_is_gradeable_directly() -> None:
     """A record shaped like the harness's TrialRecord grades with state and recorded graders."""
-    from flywheel.evalset._task import Task
-    from flywheel.evalset._trials_io import trial_from_harness
+    from flywheel.evalset import Task, trial_from_harness
 
     record = {
         "trial_id": "run1:banking:user_task_0:0",

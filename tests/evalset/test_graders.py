@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from flywheel.evalset._graders import (
+from flywheel.evalset import (
+    GraderSpec,
     GradingContext,
+    Task,
+    Trial,
+    Verdict,
     build_grader,
     grade_trial,
     grader_names,
     resolve_pointer,
     trajectory_f1,
 )
-from flywheel.evalset._task import GraderSpec, Task
-from flywheel.evalset._trial import Trial, Verdict
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel

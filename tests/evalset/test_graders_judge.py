@@ -10,16 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flywheel.evalset._graders import (
+from flywheel.evalset import (
+    GraderSpec,
     GradingContext,
     JudgeCalibration,
+    Task,
+    Trial,
+    Verdict,
     build_grader,
     grade_trial,
     load_calibration,
 )
 from flywheel.evalset._graders._judge import parse_label
-from flywheel.evalset._task import GraderSpec, Task
-from flywheel.evalset._trial import Trial, Verdict
 
 from flywheel.errors import UserError
 

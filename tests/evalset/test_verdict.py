@@ -5,9 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from flywheel.evalset._task import CriterionRole
-from flywheel.evalset._trial import Verdict
-from flywheel.evalset._verdict import aggregate, tally
+from flywheel.evalset import CriterionRole, Verdict, aggregate, tally
 from flywheel.evalset.stats import wilson_interval
 from hypothesis import given
 from hypothesis import strategies as st

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flywheel import Settings
-from flywheel._app import create_app
+from flywheel import Settings, create_app
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 

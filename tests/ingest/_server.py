@@ -11,8 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
-from flywheel import Settings, Store
-from flywheel._app import create_app
+from flywheel import Settings, Store, create_app
 
 
 def free_port() -> int:

@@ -12,8 +12,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flywheel import Settings
-from flywheel._app import create_app
+from flywheel import Settings, create_app
 from tests.ingest.otlp_strategies import otlp_bodies
 
 

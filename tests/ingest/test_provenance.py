@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from flywheel.ingest._fingerprint import normalise
-from flywheel.ingest._provenance import ProvenancePolicy, declare_provenance, infer_provenance
+from flywheel.ingest import ProvenancePolicy, declare_provenance, infer_provenance, normalise
 from hypothesis import given
 from hypothesis import strategies as st
 

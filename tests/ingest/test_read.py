@@ -458,7 +458,7 @@ def test_normalize_trace_id():
 
 @given(st.integers(min_value=0, max_value=2**62), st.text(min_size=1, max_size=64))
 def test_cursor_round_trip(start, tid):
-    from flywheel.ingest._models import TraceSummary
+    from flywheel.ingest import TraceSummary
 
     s = TraceSummary(
         trace_id=tid,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from datasketch import MinHash
+from flywheel.promote import TraceStep
 from flywheel.promote._dedupe import (
     Assignment,
     DedupeIndex,
@@ -18,7 +19,6 @@ from flywheel.promote._dedupe import (
     minhashes,
 )
 from flywheel.promote._redact_synth import duplicate_traces
-from flywheel.promote._redact_types import TraceStep
 from flywheel.promote._signature import (
     jaccard,
     jaccard_hashes,

@@ -6,11 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from flywheel.evalset._task import CriterionRole, Task
-from flywheel.promote import Candidate, draft_task, split_for
+from flywheel.evalset import CriterionRole, Task
+from flywheel.promote import Candidate, TraceStep, draft_task, split_for
 from flywheel.promote._candidates import TraceMaterial, steps_json
 from flywheel.promote._draft import snapshot_ref
-from flywheel.promote._redact_types import TraceStep
 
 STEPS = [
     TraceStep(span_id="r", input_text="Refund order O-1 for <EMAIL_1>", output_text="Refunded."),
@@ -133,7 +132,7 @@ def test_snapshot_ref_prefers_the_explicit_attribute() -> None:
 
 @pytest.mark.parametrize("source", ["failure", "success", "explicit"])
 def test_every_draft_builds_its_graders(source: str) -> None:
-    from flywheel.evalset._graders import build_grader
+    from flywheel.evalset import build_grader
 
     t = draft_task(cand(source), material())
     for c in t.criteria:

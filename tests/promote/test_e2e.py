@@ -15,8 +15,7 @@ import click
 import httpx
 import pytest
 from click.testing import CliRunner
-from flywheel.evalset._bundle import export_bundle, release_from_store, verify_bundle
-from flywheel.evalset._bundle_read import load_evalset
+from flywheel.evalset import export_bundle, load_evalset, release_from_store, verify_bundle
 from flywheel.evalset._cli_bundle import register_bundle
 from flywheel.promote import (
     SamplingPolicy,
@@ -27,8 +26,7 @@ from flywheel.promote import (
     sample_candidates,
 )
 
-from flywheel import Settings, Store
-from flywheel._app import create_app
+from flywheel import Settings, Store, create_app
 from flywheel._clikit import CliContext
 from tests.promote.test_sampling import agent_trace, insert, tid
 

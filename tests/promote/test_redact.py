@@ -10,10 +10,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from flywheel.promote import RedactionPolicy, TraceStep
 from flywheel.promote._redact import Redactor, normalise_key
 from flywheel.promote._redact_batch import redact_traces, shutdown_pools
 from flywheel.promote._redact_detect import triggered_entities
-from flywheel.promote._redact_types import RedactionPolicy, TraceStep
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

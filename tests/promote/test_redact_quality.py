@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flywheel.promote._redact import Redactor
+from flywheel.promote import RedactedTrace, Redactor, TraceStep
 from flywheel.promote._redact_scan import find_leaks_in_dir
 from flywheel.promote._redact_synth import PII_LABELS, LabelledTrace, pii_traces
-from flywheel.promote._redact_types import RedactedTrace, TraceStep
 
 
 def _strings(node: Any, depth: int = 0) -> list[str]:

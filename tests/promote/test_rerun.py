@@ -21,8 +21,7 @@ from flywheel.promote import (
     stored_rules,
 )
 
-from flywheel import ConflictError, Settings, Store, UserError
-from flywheel._app import create_app
+from flywheel import ConflictError, Settings, Store, UserError, create_app
 from tests.promote.test_sampling import agent_trace, insert, tid
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from flywheel.evalset._bundle import release_from_store
+from flywheel.evalset import release_from_store
 from flywheel.promote import (
+    ReviewEvent,
     SamplingPolicy,
     approved_count,
     dedupe_candidates,
@@ -21,10 +22,8 @@ from flywheel.promote import (
     redact_candidates,
     sample_candidates,
 )
-from flywheel.promote._review import ReviewEvent
 
-from flywheel import ConflictError, Settings, Store, UserError
-from flywheel._app import create_app
+from flywheel import ConflictError, Settings, Store, UserError, create_app
 from tests.promote.test_sampling import agent_trace, insert, refund_trace, tid
 
 

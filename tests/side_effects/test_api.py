@@ -5,8 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from flywheel import Settings
-from flywheel._app import create_app
+from flywheel import Settings, create_app
 
 pytestmark = pytest.mark.anyio
 

@@ -76,8 +76,7 @@ def demo_app(store: Store, reviewer: str = "alice") -> Any:
     import httpx
     from flywheel.tui import make_app
 
-    from flywheel import Settings
-    from flywheel._app import create_app
+    from flywheel import Settings, create_app
 
     api = create_app(Settings(), store)
     now = sampled_at(store) + 2 * 3600 * 1_000_000_000

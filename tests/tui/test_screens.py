@@ -157,8 +157,7 @@ async def test_api_key_and_an_unreachable_server(drafted: tuple[Store, list[str]
     import httpx
     from flywheel.tui import make_app
 
-    from flywheel import Settings, create_key
-    from flywheel._app import create_app
+    from flywheel import Settings, create_app, create_key
 
     store, _ = drafted
     key = create_key(store, "default", "reviewers")
