@@ -9,6 +9,7 @@ the in-process API exactly as the snapshot tests do (tests/tui/_fixture.py).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import tempfile
@@ -31,7 +32,10 @@ async def shoot(store: object, screen: str, out: Path) -> Path:
 
 def main() -> None:
     """Write one SVG per main screen."""
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshots"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, default=ROOT / "docs" / "screenshots",
+                        help="folder for the SVGs (default: docs/screenshots)")
+    out = parser.parse_args().out
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(f"chdb://{tmp}?database=screens")
