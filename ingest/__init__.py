@@ -13,6 +13,7 @@ from ._provenance import (
 )
 from ._provenance_store import compute_provenance, load_steps, read_provenance
 from ._read import get_trace, list_traces, normalize_trace_id, parse_time
+from ._usage import Usage, trace_usage
 from ._wal import WriteAheadLog
 from ._writer import SpanWriter
 
@@ -28,6 +29,8 @@ __all__ = [
     "list_traces",
     "normalize_trace_id",
     "parse_time",
+    "trace_usage",
+    "Usage",
     "SOURCE_KINDS",
     "ArgumentProvenance",
     "DecodedBatch",

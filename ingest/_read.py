@@ -31,6 +31,7 @@ import pyarrow as pa
 from flywheel import NotFoundError, Store, UserError
 
 from ._models import SpanEvent, SpanLink, SpanNode, Step, TraceDetail, TraceSummary
+from ._usage import trace_usage
 
 #: Largest page of the trace list.
 MAX_LIMIT = 1000
@@ -109,6 +110,18 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
 
 
 # -- the list -----------------------------------------------------------------
+#: Usage of a trace from its ``trace_summaries`` rows: model calls' sums, else
+#: the largest aggregate (the rule of ``_usage``, which the detail view applies).
+USAGE_SQL = ",\n    ".join(
+    f"if(sum({col}) > 0, sum({col}), max(agg_{col})) AS {alias}"
+    for col, alias in (
+        ("input_tokens", "tok_in"),
+        ("output_tokens", "tok_out"),
+        ("total_tokens", "tok_total"),
+        ("cost", "cost_sum"),
+    )
+)
+
 _LIST_SQL = """
 SELECT
     trace_id,
@@ -121,10 +134,7 @@ SELECT
     sum(span_count) AS n_spans,
     sum(error_count) AS n_errors,
     sum(tool_calls) AS n_tools,
-    sum(input_tokens) AS tok_in,
-    sum(output_tokens) AS tok_out,
-    sum(total_tokens) AS tok_total,
-    sum(cost) AS cost_sum,
+    {usage},
     groupUniqArrayArray(tool_names) AS tools
 FROM trace_summaries
 WHERE {where}
@@ -217,7 +227,9 @@ def list_traces(
         )
         params.update(c_start=c_start, c_tid=c_tid)
     sql = _LIST_SQL.format(
-        where=" AND ".join(where), having=("HAVING " + " AND ".join(having)) if having else ""
+        usage=USAGE_SQL,
+        where=" AND ".join(where),
+        having=("HAVING " + " AND ".join(having)) if having else "",
     )
     rows = store.query(sql, params)
     roots = _root_errors(store, project, [r["trace_id"] for r in rows])
@@ -552,9 +564,10 @@ def _node(s: _Span, order: int, depth: int, kids: list[str]) -> SpanNode:
 def _summarise(
     tid: str, project: str, nodes: list[SpanNode], outcome: str, session: str
 ) -> TraceSummary:
-    """The trace's summary from its spans (the same sums as ``trace_summaries``)."""
+    """The trace's summary from its spans (the same rules as ``trace_summaries``)."""
     roots = [n for n in nodes if not n.parent_span_id]
     steps = [n.step for n in nodes]
+    usage = trace_usage(steps)
     return TraceSummary(
         trace_id=tid,
         project=project,
@@ -569,8 +582,8 @@ def _summarise(
         error_count=sum(s.status == "error" for s in steps),
         tool_calls=sum(s.kind == "tool" for s in steps),
         tool_names=sorted({s.tool_name for s in steps if s.tool_name}),
-        input_tokens=sum(s.input_tokens for s in steps),
-        output_tokens=sum(s.output_tokens for s in steps),
-        total_tokens=sum(s.total_tokens for s in steps),
-        cost=sum(s.cost for s in steps),
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        cost=usage.cost,
     )

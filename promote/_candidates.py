@@ -244,7 +244,10 @@ def load_traces(
 
     Raw text: the caller redacts before anything is written.
     """
+    from flywheel.ingest import trace_usage
+
     out: dict[str, TraceMaterial] = {}
+    usage_rows: dict[str, list[dict[str, Any]]] = {}
     ids = list(dict.fromkeys(trace_ids))
     for i in range(0, len(ids), 2000):
         chunk = ids[i : i + 2000]
@@ -253,10 +256,7 @@ def load_traces(
             start, end = int(r["start_ns"]), int(r["start_ns"]) + int(r["duration_ns"])
             m.start_ns = start if not m.start_ns else min(m.start_ns, start)
             m.end_ns = max(m.end_ns, end)
-            m.input_tokens += int(r["input_tokens"])
-            m.output_tokens += int(r["output_tokens"])
-            m.total_tokens += int(r["total_tokens"])
-            m.cost += float(r["cost"])
+            usage_rows.setdefault(r["trace_id"], []).append(r)
             if not r["parent_span_id"] and r["status"] == "error":
                 m.root_error = True
             is_tool = r["kind"] == "tool"
@@ -284,6 +284,10 @@ def load_traces(
             if r["trace_id"] in out:
                 attrs = {k: v for k, v in (r["a"] or {}).items() if k in ROOT_ATTRIBUTES}
                 out[r["trace_id"]].root_attributes.update(attrs)
+    for tid, rows in usage_rows.items():  # each model call counted once
+        u, m = trace_usage(rows), out[tid]
+        m.input_tokens, m.output_tokens = u.input_tokens, u.output_tokens
+        m.total_tokens, m.cost = u.total_tokens, u.cost
     return out
 
 
