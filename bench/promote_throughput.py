@@ -5,7 +5,7 @@ Usage:
     python bench/promote_throughput.py --full          # also: 100,000 traces deduplicated (wall, peak RSS)
     python bench/promote_throughput.py --dedupe-traces 50000 --redact-spans 5000 --workers 2
 
-Workloads (seeded, from promote/_redact_synth.py):
+Workloads (seeded, from tests/bench/redact_synth.py):
 - dedupe: support-agent traces in groups of 5 near-duplicates (16 hand-written
   tasks with paraphrases, then invented tasks: 2-4 tools, masked ids, dates,
   wording changes), written to a fresh chDB store in batches of 5,000 through
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flywheel.promote._dedupe import DedupeIndex, DedupeParams, StoreDedupeIndex  # noqa: E402
 from flywheel.promote._redact_batch import redact_traces, shutdown_pools  # noqa: E402
-from flywheel.promote._redact_synth import duplicate_traces, pii_traces  # noqa: E402
+from tests.bench.redact_synth import duplicate_traces, pii_traces  # noqa: E402
 from flywheel.promote._redact_types import TraceStep  # noqa: E402
 from flywheel.promote._signature import trace_signature  # noqa: E402
 

@@ -18,7 +18,7 @@ from flywheel.promote._dedupe import (
     band_keys,
     minhashes,
 )
-from flywheel.promote._redact_synth import duplicate_traces
+from tests.bench.redact_synth import duplicate_traces
 from flywheel.promote._signature import (
     jaccard,
     jaccard_hashes,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from flywheel.promote import RedactedTrace, Redactor, TraceStep
 from flywheel.promote._redact_scan import find_leaks_in_dir
-from flywheel.promote._redact_synth import PII_LABELS, LabelledTrace, pii_traces
+from tests.bench.redact_synth import PII_LABELS, LabelledTrace, pii_traces
 
 
 def _strings(node: Any, depth: int = 0) -> list[str]:

@@ -3,8 +3,8 @@
 Why: redaction recall and dedupe precision/recall need ground truth, and
 production traces with real PII must never be test fixtures. These
 generators are seeded (reproducible) and used by the quality tests and by
-``bench/promote.py``; they are workload generators, not stand-ins for any
-component. Faker is imported lazily (a test/bench dependency).
+``bench/promote_throughput.py``; they are test data (workload generators),
+not product code, and not stand-ins for any component. Faker is imported lazily (a test/bench dependency).
 """
 
 from __future__ import annotations

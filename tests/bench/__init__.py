@@ -1,0 +1,1 @@
+"""Test and bench workload generators (test data, not product code)."""

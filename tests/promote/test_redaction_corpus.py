@@ -1,0 +1,41 @@
+"""The frozen redaction corpus is what issue 20's figures are reported on: pin its bytes.
+
+A change to the frozen files (or to the hand-written source they are built
+from) fails here; the development corpus may change freely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2] / "bench" / "redaction_corpus"
+
+FROZEN_SHA256 = {
+    "frozen.otlp.jsonl": "c4e0da4c4100758e75ddd16812e407f1b6d416979952bb0080b3c8b825b178f9",
+    "frozen.labels.json": "8b447082bf95e75a615f29563ae58d6c2cbb496aad24d4328a464715d32c3bdb",
+}
+
+
+def test_frozen_corpus_is_unchanged() -> None:
+    for name, digest in FROZEN_SHA256.items():
+        assert hashlib.sha256((CORPUS / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_frozen_files_are_built_from_the_source() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(CORPUS / "build.py"), "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_corpus_covers_languages_types_and_decoys() -> None:
+    labels = json.loads((CORPUS / "frozen.labels.json").read_text(encoding="utf-8"))
+    langs = {v["lang"] for v in labels.values()}
+    types = {p["type"] for v in labels.values() for p in v["planted"]}
+    assert {"en", "de", "fr", "es"} <= langs and len(langs) >= 5
+    assert {"NAME", "ADDRESS", "DOB", "SECRET", "EMAIL", "PHONE", "IBAN", "CARD", "IP"} <= types
+    assert sum(len(v["decoys"]) for v in labels.values()) >= 130
