@@ -43,6 +43,12 @@ _PARTICLES = {
     "de", "del", "de la", "la", "le", "du", "da", "das", "dos", "di", "van", "von", "der",
     "den", "ten", "ter", "y", "e", "bin", "al", "zu", "mc",
 }  # fmt: skip
+#: Titles are not identifying: a surviving "Herr" or "Mme" is not a leaked name.
+_TITLES = {
+    "mr", "mrs", "ms", "miss", "dr", "prof", "herr", "frau", "mme", "mlle", "madame",
+    "monsieur", "sr", "sra", "srta", "señor", "señora", "don", "doña", "sig", "signor",
+    "signora", "dhr", "mevr",
+}  # fmt: skip
 
 
 def b64(text: str, urlsafe: bool = False) -> str:
@@ -195,7 +201,11 @@ def default_parts(type_: str, value: str) -> list[str]:
     parts = [value]
     if type_ == "NAME":
         words = [w.strip(".,") for w in value.replace("-", " ").split()]
-        parts += [w for w in words if len(w) >= 3 and w.lower() not in _PARTICLES]
+        parts += [
+            w
+            for w in words
+            if len(w) >= 3 and w.lower() not in _PARTICLES and w.lower() not in _TITLES
+        ]
     elif type_ == "ADDRESS":
         line = value.replace("\n", ",").split(",")[0].strip()
         if len(line) >= 6:

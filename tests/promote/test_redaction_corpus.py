@@ -16,7 +16,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "redaction_corpus"
 
 FROZEN_SHA256 = {
     "frozen.otlp.jsonl": "c4e0da4c4100758e75ddd16812e407f1b6d416979952bb0080b3c8b825b178f9",
-    "frozen.labels.json": "8b447082bf95e75a615f29563ae58d6c2cbb496aad24d4328a464715d32c3bdb",
+    "frozen.labels.json": "b1349474bbcf8b67194f523a9e47d5b34fe81d2aed9231ccaec737b8a3fcb5a7",
 }
 
 
