@@ -361,14 +361,18 @@ def provenance_signals(
 
 def write_check_signals(steps: Sequence[Step], is_write: Any = None) -> list[Signal]:
     """A state-changing call with no observation after it: nothing checked the write."""
-    from flywheel.ingest import ProvenancePolicy
+    from flywheel.tools import ToolCatalog
 
-    policy = ProvenancePolicy()
-    is_write = is_write or (
-        lambda s: (
-            s.attributes.get("flywheel.tool.effect") == "write" or policy.is_sensitive(s.tool_name)
-        )
-    )
+    def _writes(s: Step) -> bool:
+        catalog = ToolCatalog()
+        catalog.add_attributes(s.tool_name, s.attributes)
+        try:
+            args = json.loads(s.arguments) if s.arguments else None
+        except json.JSONDecodeError:
+            args = None  # a bare-string argument names no action
+        return catalog.for_call(s.tool_name, args).writes
+
+    is_write = is_write or _writes
     out: list[Signal] = []
     for s in steps:
         if s.kind != "tool" or not is_write(s) or _failed(s):

@@ -1,7 +1,7 @@
 """Ingest: OTLP receiver, durable writer, normalisation, argument provenance, trace reads."""
 
 from ._files import ImportResult, import_otlp_json
-from ._fingerprint import normalise
+from flywheel.values import normalise
 from ._models import SpanEvent, SpanLink, SpanNode, Step, TraceDetail, TraceList, TraceSummary
 from ._otlp import DecodedBatch, decode_request, parse_request
 from ._provenance import (

@@ -2,7 +2,9 @@
 
 Provenance is inferred on fingerprints, never on raw values: the same code
 resolves a raw trace and its redacted copy, as long as the fingerprints were
-computed at ingest, before any masking. Two families per value:
+computed at ingest, before any masking. The normalisation and the hash are
+the core's (``flywheel.values``), shared with side effects. Two families per
+value:
 
 - ``exact``: the verbatim text (and verbatim token n-grams of longer texts);
 - ``norm``: after normalisation -- case folded, whitespace collapsed, number
@@ -12,14 +14,13 @@ computed at ingest, before any masking. Two families per value:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
-_WS = re.compile(r"\s+")
-_NUM = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
+from flywheel.values import fingerprint, normalise
+
 _TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|[\w@.+:/<>-]+", re.UNICODE)
 _SENTENCE_JOIN = re.compile(r"(?<=[a-z0-9])\.(?=[A-Z][a-z])")
 #: Words too common to show that two texts share an origin (partial matches ignore them).
@@ -29,37 +30,6 @@ STOPWORDS = frozenset(
 )
 #: Longest token n-gram fingerprinted inside a long text.
 MAX_NGRAM = 12
-
-
-def normalise(value: Any) -> str:
-    """The canonical text of a leaf value (see the module docstring)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _number(float(value))
-    text = _WS.sub(" ", str(value)).strip().casefold()
-    bare = text.strip("$€£ ")
-    if _NUM.match(bare):
-        return _number(float(bare.replace(",", "")))
-    if (
-        " " in text
-        and all(len(t) <= 6 and t.isalnum() for t in text.split(" "))
-        and any(c.isdigit() for c in text)
-    ):
-        return text.replace(" ", "")  # grouped identifiers: IBANs, card numbers
-    return text
-
-
-def _number(x: float) -> str:
-    if x == int(x) and abs(x) < 1e18:
-        return str(int(x))
-    return repr(round(x, 10))
-
-
-def fingerprint(text: str, salt: bytes) -> int:
-    """A 63-bit keyed BLAKE2b hash (fits ClickHouse UInt64 and Python int)."""
-    h = hashlib.blake2b(text.encode(), digest_size=8, key=salt[:64]).digest()
-    return int.from_bytes(h, "big") >> 1
 
 
 def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

@@ -54,7 +54,8 @@ from ._fingerprint import (
     value_fingerprints,
 )
 from ._provenance_flow import Flow
-from ._provenance_policy import DEFAULT_SENSITIVE, ProvenancePolicy
+from ._provenance_policy import ProvenancePolicy
+from ._tools import trace_catalog
 
 SOURCE_KINDS = ("user", "system", "tool_result", "retrieval", "memory", "model", "constant")
 TRUSTED_KINDS = frozenset({"user", "system"})
@@ -62,7 +63,6 @@ METHOD_CONFIDENCE = {"declared": 1.0, "exact": 0.95, "normalised": 0.85, "none":
 PROVENANCE_PREFIX = "flywheel.provenance."
 
 __all__ = [
-    "DEFAULT_SENSITIVE",
     "SOURCE_KINDS",
     "ArgumentProvenance",
     "Observation",
@@ -369,6 +369,21 @@ def _record(
     )
 
 
+def _requested(obs: Sequence[Observation], salt: bytes):  # noqa: ANN202 - a predicate
+    """Whether the user's own messages hold a verb in any of its forms (on fingerprints)."""
+    said: set[int] = set()
+    for o in obs:
+        if o.kind == "user":
+            said |= o.tokens
+
+    def requested(verb: str) -> bool:
+        stem = verb[:-1] if verb.endswith("e") else verb
+        forms = {verb, verb + "s", verb + "es", verb + "d", verb + "ed", stem + "ing"}
+        return any(fingerprint("n:" + normalise(f), salt) in said for f in forms)
+
+    return requested
+
+
 def infer_provenance(
     steps: Sequence[Mapping[str, Any]],
     salt: bytes,
@@ -381,9 +396,10 @@ def infer_provenance(
     parent_span_id). Flags and delegation follow ``_provenance_flow``.
     """
     policy = policy or ProvenancePolicy()
+    policy = policy.for_trace(trace_catalog(steps, policy.catalog))
     obs = observations(steps, salt, policy)
     records: list[ArgumentProvenance] = []
-    flow = Flow(policy)
+    flow = Flow(policy, _requested(obs, salt))
     # Memory is as trustworthy as what was written into it: values this trace
     # wrote from trusted sources come back trusted; values written from
     # untrusted sources, and memory that predates the trace, do not.
@@ -397,7 +413,8 @@ def infer_provenance(
         decl = declared(step.get("attributes") or {})
         before = [o for o in obs if o.index < index]
         call: list[tuple[ArgumentProvenance, Any]] = []
-        for path, leaf in leaves(_args(step)):
+        args = _args(step)
+        for path, leaf in leaves(args):
             rec = _record(step, tool, path or "$", leaf, decl, salt, before, clean_memory, echoes)
             if not _is_trivial(leaf):
                 echoes.setdefault(str(step["span_id"]), set()).add(
@@ -407,9 +424,9 @@ def infer_provenance(
                 clean_memory.add(argument_fingerprints(leaf, salt)[1])
             call.append((rec, leaf))
         if kind == "retrieval":  # a query, not a call: only whether the user directed it
-            flow.note_source(str(step["span_id"]), tool, call, fetched=False)
+            flow.note_source(str(step["span_id"]), tool, call, fetched=False, args=args)
             continue
-        flow.judge(kind, tool, call)
-        flow.note_source(str(step["span_id"]), tool, call)
+        flow.judge(kind, tool, call, args)
+        flow.note_source(str(step["span_id"]), tool, call, args=args)
         records.extend(rec for rec, _ in call)
     return records

@@ -31,7 +31,12 @@ visible. A value is delegated when all of:
    the user or the system, verbatim or normalised, not merely sharing words
    with the request (the user chose *whom or what* the action is
    about -- ``invite_user(user="Dora" <- user, email <- her page)`` passes,
-   ``invite_user(user="Fred" <- the page, email <- the page)`` does not); for
+   ``invite_user(user="Fred" <- the page, email <- the page)`` does not); or
+   the call acts on the principal's own records -- no argument chooses a
+   party, an address or an account, nothing of high stakes (money,
+   credentials, permissions, code) is touched, it stays in a closed world --
+   and the user's own words name its action ("update my account information
+   from the file" -> ``update_user_info(street, city)``); for
    an egress URL, the URL is its own target, so instead its source must not
    be fetched content itself (no link following from the web), unless
    ``egress_from_fetched_content`` is on.
@@ -41,14 +46,19 @@ Memory writes are never delegated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from flywheel.tools import ADDRESSING_PARAMETERS as ADDRESSING
+from flywheel.tools import split_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._provenance import ArgumentProvenance
     from ._provenance_policy import ProvenancePolicy
 
 DELEGABLE_KINDS = frozenset({"tool_result", "retrieval"})
+#: What a call may touch and still be delegated on the user's naming its action alone.
+HIGH_STAKES = frozenset({"money", "credentials", "permissions", "code"})
 #: Matches that say the value *is* the source's (a partial match only shares words with it).
 STRONG = frozenset({"declared", "exact", "normalised"})
 
@@ -56,10 +66,23 @@ STRONG = frozenset({"declared", "exact", "normalised"})
 class Flow:
     """The per-trace state of the rules: which sources the user directed, which were fetched."""
 
-    def __init__(self, policy: ProvenancePolicy) -> None:
+    def __init__(
+        self, policy: ProvenancePolicy, requested: Callable[[str], bool] = lambda verb: False
+    ) -> None:
         self.policy = policy
+        #: whether the user's own words name a verb (any of its forms)
+        self.requested = requested
         self.directed: dict[str, bool] = {}
         self.fetched: dict[str, bool] = {}
+
+    def _own_records(self, tool: str, call: Sequence[tuple[ArgumentProvenance, Any]], args: Any) -> bool:
+        """Whether a call the user asked for by name acts only on the principal's own records."""
+        sem = self.policy.semantics(tool, args)
+        if not sem.verb or sem.open_world or sem.touches.value & HIGH_STAKES:
+            return False
+        if any(ADDRESSING & set(split_name(rec.path)) for rec, _ in call):
+            return False
+        return self.requested(sem.verb)
 
     def _anchored(self, call: Sequence[tuple[ArgumentProvenance, Any]]) -> bool:
         """Whether the user or the system gave one of the call's arguments."""
@@ -86,17 +109,19 @@ class Flow:
     def _allowed_field(self, rec: ArgumentProvenance) -> bool:
         return rec.extraction == "field" and self.policy.allow_untrusted_fields
 
-    def judge(self, kind: str, tool: str, call: Sequence[tuple[ArgumentProvenance, Any]]) -> None:
+    def judge(
+        self, kind: str, tool: str, call: Sequence[tuple[ArgumentProvenance, Any]], args: Any = None
+    ) -> None:
         """Set flags (and method ``delegated``) on the records of one call."""
-        sensitive = self.policy.is_sensitive(tool)
-        anchored = self._anchored(call)
+        sensitive = self.policy.is_sensitive(tool, args)
+        anchored = self._anchored(call) or (sensitive and self._own_records(tool, call, args))
         for rec, leaf in call:
             if rec.trusted or rec.source_kind not in self.policy.untrusted_kinds:
                 continue
             if kind == "memory_write":
                 rec.flags.append("untrusted_memory_write")
                 continue
-            url = self.policy.is_url_argument(tool, rec.path, leaf)
+            url = self.policy.is_url_argument(tool, rec.path, leaf, args)
             if not (url or sensitive) or self._allowed_field(rec):
                 continue
             if self._delegable(rec, url=url, anchored=anchored):
@@ -113,15 +138,18 @@ class Flow:
         call: Sequence[tuple[ArgumentProvenance, Any]],
         *,
         fetched: bool | None = None,
+        args: Any = None,
     ) -> None:
         """Remember whether the result of this call (or retrieval) is a user-directed source."""
-        args = [(rec, leaf) for rec, leaf in call if rec.source_kind != "constant"]
-        url_args = [rec for rec, leaf in args if self.policy.is_url_argument(tool, rec.path, leaf)]
+        kept = [(rec, leaf) for rec, leaf in call if rec.source_kind != "constant"]
+        url_args = [
+            rec for rec, leaf in kept if self.policy.is_url_argument(tool, rec.path, leaf, args)
+        ]
         self.fetched[span_id] = bool(url_args) if fetched is None else fetched
-        self.directed[span_id] = bool(args) and all(
+        self.directed[span_id] = bool(kept) and all(
             rec.trusted
             or rec.method == "delegated"
             or self._allowed_field(rec)
             or (not rec.flags and self._delegable(rec, url=rec in url_args, anchored=True))
-            for rec, _ in args
+            for rec, _ in kept
         )

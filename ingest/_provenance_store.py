@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from flywheel import NotFoundError, Store
+from flywheel.tools import DEFINITION_KEYS, project_catalog
 
 from ._provenance import ArgumentProvenance, ProvenancePolicy, infer_provenance
 
@@ -21,12 +22,18 @@ WHERE s.project_id = {p:String} AND s.trace_id = {t:String}
 ORDER BY s.start_time, s.span_id
 """
 
+#: Span attributes provenance reads: declared provenance, and what spans say about tools
+#: (``flywheel.tools.DEFINITION_KEYS``: definitions, descriptions, annotations, MCP lists).
 _DECLARED_SQL = """
 SELECT SpanId AS span_id,
-       mapFilter((k, v) -> startsWith(k, 'flywheel.provenance.'), SpanAttributes) AS attributes
+       mapFilter((k, v) -> startsWith(k, 'flywheel.provenance.')
+                 OR arrayExists(p -> startsWith(k, p), {keys:Array(String)})
+                 OR (k = 'output.value' AND SpanAttributes['mcp.method.name'] = 'tools/list'),
+                 SpanAttributes) AS attributes
 FROM {table:Identifier}
 WHERE TraceId = {t:String} AND ProjectId = {p:String}
-  AND arrayExists(k -> startsWith(k, 'flywheel.provenance.'), mapKeys(SpanAttributes))
+  AND arrayExists(k -> startsWith(k, 'flywheel.provenance.')
+                  OR arrayExists(p -> startsWith(k, p), {keys:Array(String)}), mapKeys(SpanAttributes))
 """
 
 
@@ -50,7 +57,8 @@ def load_steps(store: Store, trace_id: str, project: str = "default") -> list[di
     if not steps:
         raise NotFoundError(f"trace {trace_id} not found in project {project}")
     attrs = {r["span_id"]: r["attributes"] for r in store.query(
-        _DECLARED_SQL, {"table": store.otel_table, "t": trace_id, "p": project})}
+        _DECLARED_SQL,
+        {"table": store.otel_table, "t": trace_id, "p": project, "keys": list(DEFINITION_KEYS)})}
     for s in steps:
         s["attributes"] = attrs.get(s["span_id"], {})
     return steps
@@ -59,7 +67,14 @@ def load_steps(store: Store, trace_id: str, project: str = "default") -> list[di
 def compute_provenance(
     store: Store, trace_id: str, *, project: str = "default", policy: ProvenancePolicy | None = None
 ) -> list[ArgumentProvenance]:
-    """Infer a trace's argument provenance and store it (idempotent)."""
+    """Infer a trace's argument provenance and store it (idempotent).
+
+    Tools are judged by the project's catalog (manifest, observations) plus the
+    definitions the trace carries, unless ``policy`` brings its own catalog.
+    """
+    policy = policy or ProvenancePolicy()
+    if policy.catalog is None:
+        policy = policy.for_trace(project_catalog(store, project))
     records = infer_provenance(load_steps(store, trace_id, project), project_salt(store, project), policy)
     if records:
         now = time.time_ns()

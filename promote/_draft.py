@@ -35,14 +35,12 @@ from flywheel.promote._redact_types import TraceStep
 from flywheel.promote._signature import user_intent
 
 from flywheel import Store
+from flywheel.tools import tool_semantics
 
 #: Version of the drafting rules, stamped in ``metadata.drafted_by``.
 DRAFT_VERSION = "promote.draft/1"
 SPLITS = ("dev", "held-out")
 #: Tools whose name says they only read; every other tool may change state.
-_READ_TOOL = re.compile(
-    r"^(get|list|search|find|read|lookup|fetch|query|check|show|view)(_|$)", re.I
-)
 _TASK_ID = re.compile(r"[^a-z0-9]+")
 
 
@@ -160,7 +158,7 @@ def draft_task(
     task_id = draft_task_id(candidate)
     todo: list[str] = []
     criteria: list[Criterion] = []
-    write_path = [t for t in tools if not _READ_TOOL.match(t)]
+    write_path = [t for t in tools if tool_semantics(t).writes]
     if tools:
         # Reads are how an agent finds things out and vary from run to run; the writes are
         # what the task asks for. A read-only task keeps its reads as the path.

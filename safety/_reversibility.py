@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from flywheel.evalset.stats import Interval, wilson_interval
+from flywheel.tools import tool_semantics
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._spans import SpanRow, by_trace
@@ -36,8 +37,6 @@ CONFIDENCE_ATTR = "flywheel.action.confidence"
 #: The tool-call id the confidence refers to (on the proposing chat span).
 CONFIDENCE_CALL_ATTR = "flywheel.action.call_id"
 
-_IRREVERSIBLE_PREFIXES = ("send_", "delete_", "schedule_", "update_password", "cancel_", "pay_")
-_READ_PREFIXES = ("get_", "read_", "search_", "list_", "check_", "find_")
 
 
 def p_star(utility: float, loss: float, reversal_cost: float | None = None) -> float:
@@ -69,7 +68,7 @@ class ToolPolicy(BaseModel):
 
 
 class ReversibilityConfig(BaseModel):
-    """Per-tool tiers and stakes, with defaults by AgentDojo naming.
+    """Per-tool tiers and stakes; unconfigured tools take the core's tool semantics.
 
     ``staged = True`` models the harness option "stage every write; keep an
     undo log": every irreversible tool is undoable at ``staged_cost``, so its
@@ -86,14 +85,10 @@ class ReversibilityConfig(BaseModel):
     staged_cost: float = Field(default=1.0, ge=0.0)
 
     def base_tier(self, tool: str) -> Tier:
-        """The tool's own tier: configured, else by name (reads, then irreversible verbs)."""
+        """The tool's own tier: configured, else ``flywheel.tools``' effect and reversibility."""
         if tool in self.tools:
             return self.tools[tool].tier
-        if tool.startswith(_READ_PREFIXES):
-            return "read-only"
-        if tool.startswith(_IRREVERSIBLE_PREFIXES):
-            return "irreversible"
-        return "reversible"
+        return tool_semantics(tool).tier  # type: ignore[return-value]
 
     def tier(self, tool: str) -> Tier:
         """The effective tier (staging turns irreversible into reversible)."""

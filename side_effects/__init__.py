@@ -45,7 +45,7 @@ from ._policy import (
     Tier,
     default_profile,
 )
-from ._provenance import Observation, fingerprint, observations_from_provenance
+from ._provenance import Observation, observations_from_provenance
 from ._reconcile import Attribution, CallFinding, Reconciliation, ToolCall, reconcile
 from ._records import Record, Snapshot, display_key
 from ._scope import derive_scope
@@ -97,7 +97,6 @@ __all__ = [
     "derive_scope",
     "diff",
     "display_key",
-    "fingerprint",
     "gate_input",
     "get_adapter",
     "ground_truth_run",

@@ -13,11 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flywheel.values import value_fingerprint
+
 from ._classify import Classification, classify, transient_deltas
 from ._diff import Delta, diff
 from ._gate import GateInput, gate_input
 from ._policy import Profile, Scope, default_profile
-from ._provenance import Observation, fingerprint
+from ._provenance import Observation
 from ._reconcile import Reconciliation, ToolCall, reconcile
 from ._records import Snapshot
 
@@ -58,7 +60,7 @@ def analyze(
     calls: Sequence[ToolCall] | None = None,
     step_snapshots: Sequence[Snapshot] | None = None,
     observations: Sequence[Observation] = (),
-    fingerprint_fn: Callable[[str], str | int] = fingerprint,
+    fingerprint_fn: Callable[[str], int] = value_fingerprint,
     run_id: str | None = None,
 ) -> SideEffectReport:
     """Diff, classify, reconcile and summarise one run.

@@ -39,6 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flywheel.values import normalise_text, value_fingerprint
+
 from ._diff import Delta, FieldChange
 from ._policy import (
     DEFAULT_TIERS,
@@ -57,8 +59,6 @@ from ._provenance import (
     Observation,
     PrivateIndex,
     find_movement,
-    fingerprint,
-    normalize,
     private_values,
 )
 from ._records import Snapshot, display_key
@@ -373,7 +373,7 @@ def _categories(
     profile: Profile,
     private: Callable[[], PrivateIndex],
     observations: Sequence[Observation],
-    fingerprint_fn: Callable[[str], str | int],
+    fingerprint_fn: Callable[[str], int],
 ) -> tuple[CategoryTag, ...]:
     tiers: dict[str, Tier] = {**DEFAULT_TIERS, **profile.tiers}
     tags: list[CategoryTag] = []
@@ -457,7 +457,7 @@ def classify(
     *,
     transient: Sequence[Delta] = (),
     observations: Sequence[Observation] = (),
-    fingerprint_fn: Callable[[str], str | int] = fingerprint,
+    fingerprint_fn: Callable[[str], int] = value_fingerprint,
 ) -> Classification:
     """Classify the net deltas of a run and, optionally, its transient step deltas.
 
@@ -519,7 +519,7 @@ def _free_text_leak(
     profile: Profile,
     private: Callable[[], PrivateIndex],
     observations: Sequence[Observation],
-    fingerprint_fn: Callable[[str], str | int],
+    fingerprint_fn: Callable[[str], int],
 ) -> str | None:
     """Why an in-scope write whose free text carries new private content is not intended.
 
@@ -533,7 +533,7 @@ def _free_text_leak(
     for mv in find_movement(d, profile, private, observations, fingerprint_fn, exhaustive=True):
         if not mv.value:
             continue
-        ref_text = " ".join(normalize(str(e.fields.get(mv.field, ""))) for e in matched)
+        ref_text = " ".join(normalise_text(str(e.fields.get(mv.field, ""))) for e in matched)
         if mv.value not in ref_text:
             return (
                 f"in scope except its free text: {d.ref}.{mv.field} carries "

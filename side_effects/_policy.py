@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, Literal
 
+from flywheel.tools import tool_semantics
 from pydantic import BaseModel, Field
 
 Category = Literal[
@@ -134,7 +135,8 @@ class Profile(BaseModel):
     rules: list[CategoryRule] = Field(default_factory=list)
     noise: list[NoiseRule] = Field(default_factory=list)
     write_tools: list[str] | None = Field(
-        None, description="Tool names that write; None uses verb prefixes (send_, update_, ...)."
+        None,
+        description="Tool names that write; None asks the core's tool semantics (flywheel.tools).",
     )
     tiers: dict[str, Tier] = Field(default_factory=lambda: dict(DEFAULT_TIERS))
 
@@ -147,17 +149,11 @@ class Profile(BaseModel):
         return glob_any(rtype, self.private_sources) and not glob_any(rtype, self.public_sources)
 
     def is_write_tool(self, name: str) -> bool:
-        """Whether a tool writes (declared list, else a verb-prefix heuristic)."""
+        """Whether a tool writes (declared list, else ``flywheel.tools``' semantics)."""
         if self.write_tools is not None:
             return name in self.write_tools
-        return name.split("_", 1)[0] in WRITE_VERBS
+        return tool_semantics(name).writes
 
-
-WRITE_VERBS = frozenset(
-    "send update set add remove delete create invite post schedule write append move rename "
-    "share cancel reschedule book reserve insert put patch drop grant revoke transfer pay "
-    "upload download reply forward archive".split()
-)
 
 DEFAULT_NOISE: list[NoiseRule] = [
     NoiseRule(

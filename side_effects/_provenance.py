@@ -3,8 +3,9 @@
 Two kinds of evidence, the first preferred:
 
 1. **Provenance observations** (from the argument-provenance work in ingest;
-   its fingerprints are salted integers, so pass its fingerprint function
-   as ``fingerprint_fn`` when handing fingerprints rather than text):
+   fingerprints are the core's ``flywheel.values.value_fingerprint``, the
+   one ingest computes; pass it with the project's salt as ``fingerprint_fn``
+   when handing salted fingerprints rather than text):
    values seen during the episode with where they came from. The interface is
    deliberately small: ``Observation(text | fingerprint, source_kind, trusted,
    private, span_id)``. A private observation whose text occurs in an outbound
@@ -22,13 +23,13 @@ IBAN is not "movement" of that IBAN but a subject quoting it is.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flywheel.values import normalise_text, value_fingerprint
 from pydantic import BaseModel, Field
 
 from ._diff import Delta
@@ -45,21 +46,11 @@ PUBLIC_SOURCE_KINDS = frozenset(
 _SEGMENT = re.compile(r"[\n;,|]+")
 
 
-def normalize(text: str) -> str:
-    """Case-folded text with runs of whitespace collapsed."""
-    return " ".join(text.split()).casefold()
-
-
-def fingerprint(text: str, salt: str = "") -> str:
-    """SHA-256 hex of the salt and the normalised text (the default ``fingerprint_fn``)."""
-    return hashlib.sha256((salt + normalize(text)).encode()).hexdigest()
-
-
 class Observation(BaseModel):
     """A value seen during the episode and where it came from."""
 
     text: str | None = None
-    fingerprint: str | int | None = Field(
+    fingerprint: int | None = Field(
         None, description="Fingerprint of the normalised value (same function as fingerprint_fn)."
     )
     source_kind: str = Field(
@@ -160,7 +151,7 @@ def private_values(s0: Snapshot, profile: Profile) -> PrivateIndex:
         for name, value in json.loads(text).items():
             for v in value if isinstance(value, list) else (value,):
                 if isinstance(v, str) and len(v) >= min_len:
-                    n = normalize(v)
+                    n = normalise_text(v)
                     if len(n) >= min_len and n not in out:
                         out[n] = f"{rtype}[{display_key(key)}].{name}"
     return PrivateIndex(sorted(out.items()))
@@ -171,7 +162,7 @@ def find_movement(
     profile: Profile,
     private: PrivateIndex | Callable[[], PrivateIndex],
     observations: Iterable[Observation] = (),
-    fingerprint_fn: Callable[[str], str | int] = fingerprint,
+    fingerprint_fn: Callable[[str], int] = value_fingerprint,
     *,
     exhaustive: bool = False,
 ) -> list[Movement]:
@@ -183,7 +174,7 @@ def find_movement(
     content = outbound_content(delta, profile)
     if not content:
         return []
-    norm = {f: normalize(v) for f, v in content.items()}
+    norm = {f: normalise_text(v) for f, v in content.items()}
     found: list[Movement] = []
     obs = [o for o in observations if o.is_private()]
     if obs:
@@ -197,10 +188,10 @@ def find_movement(
                 if (
                     o.text
                     and len(o.text.strip()) >= profile.min_match_len
-                    and normalize(o.text) in norm[f]
+                    and normalise_text(o.text) in norm[f]
                 ):
                     found.append(
-                        Movement(f, o.text[:80], src, "INFO-PROVENANCE", normalize(o.text))
+                        Movement(f, o.text[:80], src, "INFO-PROVENANCE", normalise_text(o.text))
                     )
                     break
                 if o.fingerprint and o.fingerprint in prints[f]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flywheel.values import value_fingerprint
 from flywheel.side_effects import (
     AllowRule,
     NoiseRule,
@@ -17,7 +18,6 @@ from flywheel.side_effects import (
     default_profile,
     derive_scope,
     diff,
-    fingerprint,
     observations_from_provenance,
     transient_deltas,
 )
@@ -140,7 +140,7 @@ def test_information_movement_from_provenance_observations() -> None:
     [d] = by_text.decisions
     info = [c for c in d.categories if c.category == "information_movement"][0]
     assert info.rule_id == "INFO-PROVENANCE" and "span s9" in info.reason
-    salted = lambda t: fingerprint(t, salt="pepper")  # noqa: E731
+    salted = lambda t: value_fingerprint(t, b"pepper")  # noqa: E731
     by_fp = _run(
         after,
         Scope(),
