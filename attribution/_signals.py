@@ -172,6 +172,8 @@ def steps_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[Step]:
 
 def load_trace(store: Store, trace_id: str, project: str = "default") -> list[Step]:
     """A stored trace's steps in start order, without label attributes."""
+    from flywheel.ingest import normalise_steps
+
     rows = store.query(_STEPS_SQL, {"p": project, "t": trace_id})
     if not rows:
         raise NotFoundError(
@@ -184,6 +186,7 @@ def load_trace(store: Store, trace_id: str, project: str = "default") -> list[St
     }
     for r in rows:
         r["attributes"] = attrs.get(r["span_id"], {})
+    normalise_steps(rows)  # tool arguments and results without library wrappers
     steps = steps_from_rows(rows)
     ordered = sorted(steps, key=lambda s: (_step_index(s), s.index))
     for i, s in enumerate(ordered):

@@ -2,7 +2,17 @@
 
 from ._files import ImportResult, import_otlp_json
 from flywheel.values import normalise
-from ._models import SpanEvent, SpanLink, SpanNode, Step, TraceDetail, TraceList, TraceSummary
+from ._models import (
+    TURN_ROLES,
+    SpanEvent,
+    SpanLink,
+    SpanNode,
+    Step,
+    TraceDetail,
+    TraceList,
+    TraceSummary,
+    Turn,
+)
 from ._otlp import DecodedBatch, decode_request, parse_request
 from ._provenance import (
     SOURCE_KINDS,
@@ -13,6 +23,7 @@ from ._provenance import (
 )
 from ._provenance_store import compute_provenance, load_steps, read_provenance
 from ._read import get_trace, list_traces, normalize_trace_id, parse_time
+from ._turns import normalise_steps, parse_turns, turns_text
 from ._usage import Usage, trace_usage
 from ._wal import WriteAheadLog
 from ._writer import SpanWriter
@@ -31,6 +42,11 @@ __all__ = [
     "parse_time",
     "trace_usage",
     "Usage",
+    "TURN_ROLES",
+    "Turn",
+    "normalise_steps",
+    "parse_turns",
+    "turns_text",
     "SOURCE_KINDS",
     "ArgumentProvenance",
     "DecodedBatch",

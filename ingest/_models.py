@@ -54,10 +54,12 @@ class TraceSummary(BaseModel):
     tool_names: list[str] = Field(
         default_factory=list, description="Distinct tools called, sorted."
     )
-    input_tokens: int = 0
+    input_tokens: int = Field(
+        default=0, description="Tokens with each model call counted once (ingest/_usage.py)."
+    )
     output_tokens: int = 0
     total_tokens: int = 0
-    cost: float = Field(default=0.0, description="Sum of the cost attributes of the spans.")
+    cost: float = Field(default=0.0, description="Cost, each model call counted once.")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -87,6 +89,29 @@ class TraceList(BaseModel):
     )
 
 
+#: Roles of a conversation turn (``ingest/_turns.py`` reads every library's shapes into these).
+TURN_ROLES = ("system", "user", "assistant", "tool_call", "tool_result")
+
+
+class Turn(BaseModel):
+    """One turn of a model's conversation, whatever message shape the library used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool_call", "tool_result"] = Field(
+        description="system, user, assistant (the model's words), tool_call (a call the model "
+        "asked for), tool_result (what a tool returned, wherever the library put it)."
+    )
+    content: Any = Field(
+        default=None, description="The text; for a tool result, the value it returned."
+    )
+    tool_name: str = Field(default="", description="The tool of a tool_call or tool_result.")
+    call_id: str = Field(default="", description="The tool call id, when the library kept one.")
+    arguments: Any = Field(
+        default=None, description="A tool_call's arguments (an object when the call named them)."
+    )
+
+
 class Step(BaseModel):
     """A span normalised into an agent step (from the ``agent_steps`` table)."""
 
@@ -95,10 +120,12 @@ class Step(BaseModel):
     tool_name: str = ""
     tool_call_id: str = ""
     arguments: Any = Field(
-        default=None, description="Tool arguments (stored as JSON text): parsed, else the text."
+        default=None,
+        description="Tool arguments without the library's wrapper; a one-argument tool's bare "
+        "value is named when the model's call or the schema names it.",
     )
     result: Any = Field(
-        default=None, description="Tool result (stored as JSON text): parsed, else the text."
+        default=None, description="Tool result without the library's wrapper (ToolMessage)."
     )
     input: Any = Field(
         default=None, description="Model/agent input: parsed when a JSON object/array, else text."
@@ -106,9 +133,17 @@ class Step(BaseModel):
     output: Any = Field(
         default=None, description="Model/agent output: parsed when a JSON object/array, else text."
     )
+    input_turns: list[Turn] = Field(
+        default_factory=list, description="A model/agent step's input as turns (its history)."
+    )
+    output_turns: list[Turn] = Field(
+        default_factory=list, description="A model/agent step's output as turns (its reply)."
+    )
     model: str = ""
     agent_name: str = ""
-    input_tokens: int = 0
+    input_tokens: int = Field(
+        default=0, description="Usage recorded on this span (on agent/chain spans, a sum of calls)."
+    )
     output_tokens: int = 0
     total_tokens: int = 0
     cost: float = 0.0

@@ -56,6 +56,7 @@ from ._fingerprint import (
 from ._provenance_flow import Flow
 from ._provenance_policy import ProvenancePolicy
 from ._tools import trace_catalog
+from ._turns import parse_turns
 
 SOURCE_KINDS = ("user", "system", "tool_result", "retrieval", "memory", "model", "constant")
 TRUSTED_KINDS = frozenset({"user", "system"})
@@ -119,34 +120,14 @@ def _is_trivial(value: Any) -> bool:
     return len(str(value).strip()) <= 2
 
 
-def _messages(text: str) -> list[tuple[str, Any]]:
-    """(role, content) pairs from GenAI, OpenAI or OpenInference message JSON."""
-    if not text:
-        return []
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        return [("user", text)]
-    if isinstance(doc, dict) and "messages" in doc:
-        doc = doc["messages"]
-    if isinstance(doc, str):
-        return [("user", doc)]
-    out = []
-    if isinstance(doc, list):
-        for m in doc:
-            if not isinstance(m, dict):
-                continue
-            role = str(m.get("role", "user")).lower()
-            if "parts" in m:
-                content = [
-                    p.get("content", p.get("text", p.get("response", p.get("result"))))
-                    for p in m["parts"]
-                    if isinstance(p, dict)
-                ]
-            else:
-                content = m.get("content")
-            out.append((role, content))
-    return out
+def _as_text(value: Any) -> str:
+    """A tool result as text: a string as is, else canonical JSON (JSON text is parsed first)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
 def observations(
@@ -156,7 +137,9 @@ def observations(
     obs: list[Observation] = []
     seen_messages: set[int] = set()
 
-    def add(step: Mapping[str, Any], index: int, kind: str, ref: str, value: Any) -> None:
+    def add(
+        step: Mapping[str, Any], index: int, kind: str, ref: str, value: Any, tool: str = ""
+    ) -> None:
         exact, norm, toks, fields = value_fingerprints(value, salt)
         if not exact:
             return
@@ -167,9 +150,8 @@ def observations(
             if key in seen_messages:
                 return
             seen_messages.add(key)
-        trusted = kind in TRUSTED_KINDS or (
-            kind == "tool_result" and str(step.get("tool_name", "")) in policy.trusted_tools
-        )
+        tool = tool or str(step.get("tool_name", ""))
+        trusted = kind in TRUSTED_KINDS or (kind == "tool_result" and tool in policy.trusted_tools)
         obs.append(
             Observation(
                 str(step["span_id"]),
@@ -184,24 +166,36 @@ def observations(
             )
         )
 
+    results: list[str] = []  # tool steps' results so far, as text
     for index, step in enumerate(steps):
         kind = step.get("kind")
         if kind == "tool":
             add(step, index, "tool_result", str(step.get("tool_name", "")), step.get("result", ""))
+            results.append(_as_text(step.get("result")))
         elif kind == "retrieval":
             add(step, index, "retrieval", str(step.get("span_name", "")), step.get("output", ""))
         elif kind == "memory_read":
             add(step, index, "memory", str(step.get("span_name", "")), step.get("output", ""))
         elif kind in ("llm", "agent"):
-            for i, (role, content) in enumerate(_messages(str(step.get("input", "")))):
-                if role not in ("user", "system", "developer", "human"):
+            # turns typed by ``_turns``: a tool result is one wherever the library put it
+            turns = step.get("input_turns")
+            if turns is None:
+                turns = parse_turns(str(step.get("input") or ""), "user")
+            for i, turn in enumerate(turns):
+                if turn.role == "tool_result":
+                    # a result in the model's history is its tool span's, when that was seen
+                    text = _as_text(turn.content)
+                    if not any(len(r) > 2 and r in text for r in results):
+                        ref = turn.tool_name or f"tool result {i}"
+                        add(step, index, "tool_result", ref, turn.content, turn.tool_name)
                     continue
-                key = hash((role, json.dumps(content, sort_keys=True, default=str)))
+                if turn.role not in TRUSTED_KINDS:
+                    continue
+                key = hash((turn.role, json.dumps(turn.content, sort_keys=True, default=str)))
                 if key in seen_messages:
                     continue
                 seen_messages.add(key)
-                src = "system" if role in ("system", "developer") else "user"
-                add(step, index, src, f"{role} message {i}", content)
+                add(step, index, turn.role, f"{turn.role} message {i}", turn.content)
     # a span that repeats its child's observation verbatim (a retrieval wrapping
     # the read that did the work) saw nothing new: keep the child's, which names the call
     parent = {str(s["span_id"]): str(s.get("parent_span_id") or "") for s in steps}

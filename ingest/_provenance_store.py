@@ -11,6 +11,7 @@ from flywheel import NotFoundError, Store
 from flywheel.tools import DEFINITION_KEYS, project_catalog
 
 from ._provenance import ArgumentProvenance, ProvenancePolicy, infer_provenance
+from ._turns import normalise_steps
 
 _STEPS_SQL = """
 SELECT s.span_id AS span_id, s.parent_span_id AS parent_span_id, s.kind AS kind,
@@ -52,7 +53,11 @@ def project_salt(store: Store, project: str) -> bytes:
 
 
 def load_steps(store: Store, trace_id: str, project: str = "default") -> list[dict[str, Any]]:
-    """A trace's agent steps in order, with declared-provenance attributes attached."""
+    """A trace's agent steps in order, with declared-provenance attributes attached.
+
+    Steps are normalised (``_turns.normalise_steps``): model steps carry typed
+    turns, tool steps their arguments and results without library wrappers.
+    """
     steps = store.query(_STEPS_SQL, {"p": project, "t": trace_id})
     if not steps:
         raise NotFoundError(f"trace {trace_id} not found in project {project}")
@@ -61,7 +66,7 @@ def load_steps(store: Store, trace_id: str, project: str = "default") -> list[di
         {"table": store.otel_table, "t": trace_id, "p": project, "keys": list(DEFINITION_KEYS)})}
     for s in steps:
         s["attributes"] = attrs.get(s["span_id"], {})
-    return steps
+    return list(normalise_steps(steps))
 
 
 def compute_provenance(

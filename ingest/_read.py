@@ -31,6 +31,7 @@ import pyarrow as pa
 from flywheel import NotFoundError, Store, UserError
 
 from ._models import SpanEvent, SpanLink, SpanNode, Step, TraceDetail, TraceSummary
+from ._turns import normalise_steps
 from ._usage import trace_usage
 
 #: Largest page of the trace list.
@@ -382,6 +383,12 @@ def _get_trace(store: Store, tid: str, project: str, attributes: bool) -> TraceD
         raise NotFoundError(
             f"no trace {tid} in project {project!r}; list traces with `flywheel traces list`"
         )
+    rows = []
+    for s in sorted(spans.values(), key=lambda s: (s.start_ns, s.span_id)):
+        if s.step is not None:
+            s.step["attributes"] = s.raw["SpanAttributes"] if s.raw else {}  # tool definitions
+            rows.append(s.step)
+    normalise_steps(rows)
     nodes = _assemble(spans)
     outcome = store.scalar(
         "SELECT max(outcome) AS o FROM trace_summaries"
@@ -467,7 +474,7 @@ def _assemble(spans: dict[str, _Span]) -> list[SpanNode]:
 
 
 def _json_value(text: str) -> Any:
-    """A tool argument or result: stored as JSON text by the normaliser (None if '')."""
+    """A tool argument or result: JSON text, from the view or ``normalise_steps`` (None if '')."""
     if not text:
         return None
     try:
@@ -502,6 +509,8 @@ def _node(s: _Span, order: int, depth: int, kids: list[str]) -> SpanNode:
             result=_json_value(st["result"]),
             input=_maybe_json(st["input"]),
             output=_maybe_json(st["output"]),
+            input_turns=st["input_turns"],
+            output_turns=st["output_turns"],
             model=st["model"],
             agent_name=st["agent_name"],
             input_tokens=st["input_tokens"],

@@ -242,12 +242,14 @@ def load_traces(
 ) -> dict[str, TraceMaterial]:
     """Steps (one ``TraceStep`` per text-bearing span, in start order) and usage per trace.
 
-    Raw text: the caller redacts before anything is written.
+    Steps are read through ingest's normaliser: tool arguments and results
+    without library wrappers, a model step's input and output as its turns
+    (``turns_text``). Raw text: the caller redacts before anything is written.
     """
-    from flywheel.ingest import trace_usage
+    from flywheel.ingest import normalise_steps, trace_usage, turns_text
 
     out: dict[str, TraceMaterial] = {}
-    usage_rows: dict[str, list[dict[str, Any]]] = {}
+    rows_of: dict[str, list[dict[str, Any]]] = {}
     ids = list(dict.fromkeys(trace_ids))
     for i in range(0, len(ids), 2000):
         chunk = ids[i : i + 2000]
@@ -256,24 +258,9 @@ def load_traces(
             start, end = int(r["start_ns"]), int(r["start_ns"]) + int(r["duration_ns"])
             m.start_ns = start if not m.start_ns else min(m.start_ns, start)
             m.end_ns = max(m.end_ns, end)
-            usage_rows.setdefault(r["trace_id"], []).append(r)
+            rows_of.setdefault(r["trace_id"], []).append(r)
             if not r["parent_span_id"] and r["status"] == "error":
                 m.root_error = True
-            is_tool = r["kind"] == "tool"
-            texts = {"error": r["error"]} if r["error"] else {}
-            if not (r["arguments"] or r["result"] or r["input"] or r["output"] or texts or is_tool):
-                continue
-            m.steps.append(
-                TraceStep(
-                    span_id=r["span_id"],
-                    tool_name=(r["tool_name"] or None) if is_tool else None,
-                    arguments=r["arguments"] or None,
-                    result=r["result"] or None,
-                    input_text=r["input"] or None,
-                    output_text=r["output"] or None,
-                    texts=texts,
-                )
-            )
         roots = store.query(
             f"SELECT TraceId AS trace_id, SpanAttributes AS a FROM {store.otel_table}"
             " WHERE ProjectId = {project:String} AND TraceId IN {ids:Array(String)}"
@@ -284,10 +271,29 @@ def load_traces(
             if r["trace_id"] in out:
                 attrs = {k: v for k, v in (r["a"] or {}).items() if k in ROOT_ATTRIBUTES}
                 out[r["trace_id"]].root_attributes.update(attrs)
-    for tid, rows in usage_rows.items():  # each model call counted once
-        u, m = trace_usage(rows), out[tid]
+    for tid, rows in rows_of.items():
+        m = out[tid]
+        u = trace_usage(rows)  # each model call counted once
         m.input_tokens, m.output_tokens = u.input_tokens, u.output_tokens
         m.total_tokens, m.cost = u.total_tokens, u.cost
+        for r in normalise_steps(rows):
+            is_tool = r["kind"] == "tool"
+            texts = {"error": r["error"]} if r["error"] else {}
+            inp = turns_text(r["input_turns"]) if r["input_turns"] else r["input"]
+            outp = turns_text(r["output_turns"]) if r["output_turns"] else r["output"]
+            if not (r["arguments"] or r["result"] or inp or outp or texts or is_tool):
+                continue
+            m.steps.append(
+                TraceStep(
+                    span_id=r["span_id"],
+                    tool_name=(r["tool_name"] or None) if is_tool else None,
+                    arguments=r["arguments"] or None,
+                    result=r["result"] or None,
+                    input_text=inp or None,
+                    output_text=outp or None,
+                    texts=texts,
+                )
+            )
     return out
 
 

@@ -102,3 +102,53 @@ def trace_of(store: Store, service: str) -> str:
     )
     assert len(rows) == 1, rows
     return rows[0]["trace_id"]
+
+
+# -- what the table checks ------------------------------------------------------
+WRAPPER_KEYS = {"sanitize_inputs_outputs", "kwargs", "input_str", "args"}
+
+
+def check_trace(store: Store, trace_id: str) -> dict[str, Any]:
+    """The four properties of the closing table, read back through the public API.
+
+    - ``turns``: a model step's history types the file's text as a tool result
+      (never as the user's words) and the user's request as user; its reply
+      holds the ``send_money`` call with its arguments as an object;
+    - ``arguments``: every tool step's arguments are an object without a
+      library's wrapper, ``read_file`` got ``{"path": "bill.txt"}``;
+    - ``results``: ``read_file``'s result is the file's text, unwrapped;
+    - ``provenance``: ``send_money``'s recipient is traced to the ``read_file``
+      span, untrusted, and flagged.
+    """
+    from flywheel.ingest import get_trace, read_provenance
+
+    detail = get_trace(store, trace_id)
+    steps = [n.step for n in detail.spans]
+    span_of = {id(n.step): n.span_id for n in detail.spans}
+    history = [t for s in steps if s.kind in ("llm", "agent") for t in s.input_turns]
+    replies = [t for s in steps if s.kind in ("llm", "agent") for t in s.output_turns]
+    said = " ".join(str(t.content) for t in history if t.role in ("user", "system"))
+    turns = (
+        any(t.role == "tool_result" and INJECTED_IBAN in str(t.content) for t in history)
+        and INJECTED_IBAN not in said
+        and any(t.role == "user" and "bill.txt" in str(t.content) for t in history)
+        and any(t.role == "tool_call" and t.tool_name == "send_money"
+                and isinstance(t.arguments, dict)
+                and t.arguments.get("recipient") == INJECTED_IBAN for t in replies)
+    )
+    tools = [s for s in steps if s.kind == "tool" and s.tool_name in ("read_file", "send_money")]
+    reads = [s for s in tools if s.tool_name == "read_file"]
+    arguments = bool(tools) and all(
+        isinstance(s.arguments, dict) and s.arguments and not WRAPPER_KEYS & set(s.arguments)
+        for s in tools
+    ) and all(s.arguments == {"path": "bill.txt"} for s in reads)
+    results = bool(reads) and all(s.result == FILE_TEXT for s in reads)
+    read_spans = {span_of[id(s)] for s in reads}
+    recs = [r for r in read_provenance(store, trace_id)
+            if r["tool_name"] == "send_money" and r["path"] == "recipient"]
+    provenance = len(recs) == 1 and (
+        recs[0]["source_kind"] == "tool_result" and recs[0]["source_span_id"] in read_spans
+        and not recs[0]["trusted"] and bool(recs[0]["flags"])
+    )
+    return {"turns": turns, "arguments": arguments, "results": results, "provenance": provenance,
+            "recipient": recs, "tool_steps": [(s.tool_name, s.arguments, s.result) for s in tools]}

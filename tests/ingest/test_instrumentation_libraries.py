@@ -66,7 +66,7 @@ def test_openinference_langchain_over_otlp(store, tmp_path):
         assert kinds.count("llm") == 2 and kinds.count("tool") == 1 and "agent" in kinds or "other" in kinds
         tool_row = next(r for r in rows if r["kind"] == "tool")
         assert tool_row["tool_name"] == "get_iban"
-        # a one-argument LangChain tool records the bare value; it is kept as a JSON string
+        # a one-argument LangChain tool records the bare value (stored as sent, a JSON string)
         assert json.loads(tool_row["arguments"]) == "landlord"
         assert "DE89370400440532013000" in tool_row["result"]
         trace_id = rows[0]["trace_id"]
@@ -74,3 +74,6 @@ def test_openinference_langchain_over_otlp(store, tmp_path):
         assert r.status_code == 200, r.text
         tools = [sp["step"] for sp in r.json()["spans"] if sp["step"]["kind"] == "tool"]
         assert [t["tool_name"] for t in tools] == ["get_iban"]
+        # read back, it is named after the argument of the model's call, and unwrapped
+        assert tools[0]["arguments"] == {"name": "landlord"}
+        assert tools[0]["result"] == "DE89370400440532013000"
