@@ -142,25 +142,28 @@ class CallCapture(SpanExporter):
 
 
 def _needs_side_effects(task: Task) -> bool:
-    return any(c.kind is CriterionKind.SIDE_EFFECT for c in task.criteria)
+    # the state criterion reads the omissions and wrong values of the same analysis
+    return any(c.kind in (CriterionKind.SIDE_EFFECT, CriterionKind.STATE) for c in task.criteria)
 
 
 def side_effect_summary(record: TrialRecord, calls: list[dict[str, Any]]) -> dict[str, int] | None:
-    """Critical side-effect events of the trial's s0 -> sT diff, counted per category.
+    """The trial's side-effect summary (``side_effects.side_effect_summary``).
 
-    Scope comes from the user task's ground truth (what the task may
-    change); None when the trial is not an AgentDojo trial or the analysis
-    fails (the side-effect grader then says ``unknown``).
+    Critical events and scope violations per category, omissions and wrong
+    values against the scope from the user task's ground truth (what the
+    task may change); None when the trial is not an AgentDojo trial or the
+    analysis fails (the graders then say ``unknown``).
     """
     try:
         from flywheel.side_effects import ToolCall
+        from flywheel.side_effects import side_effect_summary as summarise
 
         from ._analysis import agentdojo_side_effects
 
         report = agentdojo_side_effects(
             record, [ToolCall(name=c["name"], args=c["arguments"]) for c in calls]
         )
-        return {k: int(v) for k, v in report.gate.counts.items()}
+        return summarise(report.classification, report.findings)
     except Exception:  # noqa: BLE001 - missing evidence is ``unknown``, never a crash
         return None
 

@@ -2,11 +2,13 @@
 
 Flow (playbook, "The other things that changed"): snapshot s0 and sT through
 adapters (``snapshot("sqlite"|"dirtree"|"json"|"outbox"|"permissions", src)``)
--> ``diff`` -> ``classify`` against a task ``Scope`` (often ``derive_scope`` of
-a ground-truth run) and an environment ``Profile`` -> ``reconcile`` with the
-trace's ``ToolCall``s -> ``gate_input`` (critical events, counted, never
-averaged). ``analyze`` does all of it in one call; ``store_report`` keeps it
-per trial.
+-> ``diff`` -> ``classify`` against a task ``Scope`` (``derive_scope`` of a
+reference run, ``scope_from_snapshots`` of an expected end state, or
+``learn_scope`` of several correct runs) and an environment ``Profile`` ->
+``reconcile`` with the trace's ``ToolCall``s -> ``find_gaps`` (omissions,
+wrong values, extras) -> ``gate_input`` (critical events and scope
+violations, counted, never averaged). ``analyze`` does all of it in one call;
+``store_report`` keeps it per trial.
 """
 
 from ._adapters import Adapter, adapter_names, get_adapter, register_adapter, snapshot
@@ -24,11 +26,27 @@ from ._agentdojo import (
     snapshot_env,
 )
 from ._analyze import SideEffectReport, analyze
-from ._classify import CategoryTag, Classification, Decision, classify, transient_deltas
+from ._categories import CategoryTag
+from ._classify import (
+    Classification,
+    Decision,
+    FieldVerdict,
+    classify,
+    hidden_creations,
+    transient_deltas,
+)
 from ._diff import Delta, FieldChange, diff, sort_deltas
 from ._dirtree import DirectoryAdapter
+from ._findings import Finding, count_gaps, find_gaps
 from ._from_trace import calls_from_trace
-from ._gate import CriticalEvent, GateInput, gate_input, merge_gate_inputs, side_effect_summary
+from ._gate import (
+    GATE_CATEGORIES,
+    CriticalEvent,
+    GateInput,
+    gate_input,
+    merge_gate_inputs,
+    side_effect_summary,
+)
 from ._io import load_profile, load_scope, load_state
 from ._json_doc import JsonDocumentAdapter, maps_from_pydantic
 from ._outbox import OutboxAdapter, PermissionMapAdapter
@@ -38,9 +56,11 @@ from ._policy import (
     AllowRule,
     Category,
     CategoryRule,
+    Constraint,
     ExpectedDelta,
     NoiseRule,
     Profile,
+    Relaxation,
     Scope,
     Tier,
     default_profile,
@@ -48,28 +68,32 @@ from ._policy import (
 from ._provenance import Observation, observations_from_provenance
 from ._reconcile import Attribution, CallFinding, Reconciliation, ToolCall, reconcile
 from ._records import Record, Snapshot, display_key
-from ._scope import derive_scope
+from ._scope import ReferenceRun, derive_scope, learn_scope, scope_from_snapshots
 from ._sqlite import SqliteAdapter
 from ._store import read_result, store_report, store_result
 
 __all__ = [
-    "CRITICAL_CATEGORIES",
-    "DEFAULT_TIERS",
     "Adapter",
     "AllowRule",
     "AttackRun",
     "Attribution",
+    "CRITICAL_CATEGORIES",
     "CallFinding",
     "Category",
     "CategoryRule",
     "CategoryTag",
     "Classification",
+    "Constraint",
     "CriticalEvent",
+    "DEFAULT_TIERS",
     "Decision",
     "Delta",
     "DirectoryAdapter",
     "ExpectedDelta",
     "FieldChange",
+    "FieldVerdict",
+    "Finding",
+    "GATE_CATEGORIES",
     "GateInput",
     "JsonDocumentAdapter",
     "NoiseRule",
@@ -79,6 +103,8 @@ __all__ = [
     "Profile",
     "Reconciliation",
     "Record",
+    "ReferenceRun",
+    "Relaxation",
     "Scope",
     "SideEffectReport",
     "Snapshot",
@@ -88,19 +114,23 @@ __all__ = [
     "Trajectory",
     "adapter_names",
     "agentdojo_maps",
-    "analyze",
     "agentdojo_profile",
+    "analyze",
     "attack_run",
     "calls_from_trace",
     "classify",
+    "count_gaps",
     "default_profile",
     "derive_scope",
     "diff",
     "display_key",
+    "find_gaps",
     "gate_input",
     "get_adapter",
     "ground_truth_run",
+    "hidden_creations",
     "injected_environment",
+    "learn_scope",
     "load_profile",
     "load_scope",
     "load_state",
@@ -112,12 +142,13 @@ __all__ = [
     "register_adapter",
     "run_calls",
     "scope_from_ground_truth",
-    "snapshot",
+    "scope_from_snapshots",
     "side_effect_summary",
+    "snapshot",
     "snapshot_agentdojo_json",
     "snapshot_env",
+    "sort_deltas",
     "store_report",
     "store_result",
-    "sort_deltas",
     "transient_deltas",
 ]

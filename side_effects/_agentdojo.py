@@ -254,6 +254,8 @@ def scope_from_ground_truth(
         task_id=user_task.ID,
         source=f"ground truth of {suite.name}/{user_task.ID}",
         free_fields=AGENTDOJO_FREE_FIELDS.get(suite.name, {}) if free else (),
+        s0=traj.s0,
+        profile=agentdojo_profile(suite.name),
     )
 
 

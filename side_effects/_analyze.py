@@ -1,22 +1,25 @@
 """One call from states (and a trace) to a side-effect report: what a harness uses.
 
-``analyze(s0, sT, ...)`` diffs, classifies, reconciles with the tool calls and
-builds the gate input. Given the snapshots taken after each call
-(``step_snapshots``), it also finds changes made and undone within the run
-and attributes every delta to its call exactly; without them, attribution
-falls back to argument matching.
+``analyze(s0, sT, ...)`` diffs, classifies, reconciles with the tool calls,
+checks the end state against the scope's expectations (omissions, wrong
+values, extras) and builds the gate input. Given the snapshots taken after
+each call (``step_snapshots``), it also finds changes made and undone within
+the run (a message sent and deleted again counts as sent) and attributes
+every delta to its call exactly; without them, attribution is inferred from
+call outcomes, tool semantics and argument values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flywheel.values import value_fingerprint
 
-from ._classify import Classification, classify, transient_deltas
+from ._classify import Classification, classify, hidden_creations, transient_deltas
 from ._diff import Delta, diff
+from ._findings import Finding, count_gaps, find_gaps
 from ._gate import GateInput, gate_input
 from ._policy import Profile, Scope, default_profile
 from ._provenance import Observation
@@ -37,14 +40,17 @@ class SideEffectReport:
     st_digest: str
     profile: Profile
     scope: Scope | None
+    findings: list[Finding] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (decisions, reconciliation, gate input, digests)."""
+        """A JSON-ready dict (decisions, findings, reconciliation, gate input, digests)."""
         return {
             "s0_digest": self.s0_digest,
             "st_digest": self.st_digest,
             "profile": self.profile.name,
             "scope": self.scope.source if self.scope else None,
+            "findings": [f.to_json() for f in self.findings],
+            "finding_counts": count_gaps(self.findings),
             **self.classification.to_json(),
             "reconciliation": self.reconciliation.to_json() if self.reconciliation else None,
             "gate": {**self.gate.model_dump(mode="json"), "blocking": self.gate.blocking},
@@ -96,6 +102,7 @@ def analyze(
         transient=transient,
         observations=observations,
         fingerprint_fn=fingerprint_fn,
+        hidden=hidden_creations(transient),
     )
     rec = None
     if calls is not None:
@@ -105,6 +112,7 @@ def analyze(
             step_deltas=steps,
             profile=profile,
             classification=cls,
+            states=(s0, st),
         )
     return SideEffectReport(
         deltas=deltas,
@@ -116,4 +124,5 @@ def analyze(
         st_digest=st.digest(),
         profile=profile,
         scope=scope,
+        findings=find_gaps(cls, calls),
     )

@@ -3,35 +3,36 @@
 Method: both snapshots are dicts of record id -> canonical JSON text. Created
 and deleted ids are set differences of the key views; updated ids are the
 common ids whose texts differ (one C-level string comparison each). Only the
-changed records are decoded for field-level changes, so the cost is one pass
+changed records are decoded for field-level changes, named by path (see
+``_paths``: ``address.city``, ``flights[1].date``), so the cost is one pass
 over the ids plus work proportional to the change, and the output is sorted by
-(resource type, natural key, kind) so two runs print the same diff.
+(resource type, natural key, kind) so two runs print the same diff. A list of
+scalars whose members only changed order is reported with op ``reordered``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
+from ._paths import flat, path_changes, same_members
 from ._records import RecordId, Snapshot, display_key, key_sort
 
 DeltaKind = Literal["created", "updated", "deleted"]
 _KIND_ORDER = {"deleted": 0, "updated": 1, "created": 2}
 
-#: Marks a field absent on one side of a change (distinct from JSON null).
-MISSING: Any = None
-
 
 @dataclass(frozen=True, slots=True)
 class FieldChange:
-    """One field's change; ``op`` says whether it was added, removed or set."""
+    """One field's change; ``op``: added, removed, set, or reordered (same members)."""
 
     field: str
     before: Any
     after: Any
-    op: Literal["added", "removed", "set"] = "set"
+    op: Literal["added", "removed", "set", "reordered"] = "set"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +58,9 @@ class Delta:
         return f"{self.resource_type}[{display_key(self.key)}]"
 
     def changed_fields(self) -> dict[str, Any]:
-        """Field -> new value for what this delta wrote (all fields for a creation)."""
+        """Path -> new value for what this delta wrote (every leaf for a creation)."""
         if self.kind == "created":
-            return dict(self.after or {})
+            return flat(self.after or {})
         if self.kind == "deleted":
             return {}
         return {c.field: c.after for c in self.changes}
@@ -80,20 +81,13 @@ class Delta:
         }
 
 
-def _canon(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)
-
-
 def field_changes(before: dict[str, Any], after: dict[str, Any]) -> tuple[FieldChange, ...]:
-    """Field-level changes between two field dicts, sorted by field name."""
+    """Path-level changes between two records' fields, in field order."""
     out = []
-    for name in sorted(before.keys() | after.keys()):
-        if name not in after:
-            out.append(FieldChange(name, before[name], MISSING, "removed"))
-        elif name not in before:
-            out.append(FieldChange(name, MISSING, after[name], "added"))
-        elif _canon(before[name]) != _canon(after[name]):
-            out.append(FieldChange(name, before[name], after[name], "set"))
+    for path, b, a, op in path_changes(before, after, ""):
+        if op == "set" and same_members(b, a):
+            op = "reordered"
+        out.append(FieldChange(path, b, a, op))  # type: ignore[arg-type]
     return tuple(out)
 
 
@@ -118,11 +112,11 @@ def diff(before: Snapshot, after: Snapshot, *, step: int | None = None) -> list[
     b, a = before.raw, after.raw
     out: list[Delta] = []
     for rid in a.keys() - b.keys():
-        out.append(Delta("created", rid[0], rid[1], None, json.loads(a[rid]), step=step))
+        out.append(Delta("created", rid[0], rid[1], None, orjson.loads(a[rid]), step=step))
     for rid in b.keys() - a.keys():
-        out.append(Delta("deleted", rid[0], rid[1], json.loads(b[rid]), None, step=step))
+        out.append(Delta("deleted", rid[0], rid[1], orjson.loads(b[rid]), None, step=step))
     changed = [rid for rid, text in b.items() if (t := a.get(rid)) is not None and t != text]
     for rid in changed:
-        fb, fa = json.loads(b[rid]), json.loads(a[rid])
+        fb, fa = orjson.loads(b[rid]), orjson.loads(a[rid])
         out.append(Delta("updated", rid[0], rid[1], fb, fa, field_changes(fb, fa), step=step))
     return sort_deltas(out)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from flywheel import UserError
 
 from ._adapters import adapter_names, get_adapter
+from ._json_doc import JsonDocumentAdapter
 from ._policy import Profile, Scope
 from ._records import SNAPSHOT_FORMAT, Snapshot
 
@@ -19,13 +20,19 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def load_state(
-    path: str | Path, *, adapter: str | None = None, maps: Sequence[str] = ()
+    path: str | Path,
+    *,
+    adapter: str | None = None,
+    maps: Sequence[str] = (),
+    json_adapter: JsonDocumentAdapter | None = None,
 ) -> Snapshot:
     """Snapshot a state file or directory, choosing the adapter from what it is.
 
     A directory is read with ``dirtree``, a SQLite file with ``sqlite``, a
     ``flywheel.snapshot/1`` JSON file as stored records, any other JSON with
     ``json`` (``maps`` globs as its map hints). ``adapter`` forces a choice.
+    ``json_adapter``: the JSON reader to use (``load_states`` shares one, so
+    the states of one run are read with one layout).
     """
     p = Path(path)
     if not p.exists():
@@ -36,21 +43,20 @@ def load_state(
                 raise UserError(
                     f"unknown adapter {adapter!r}; choose one of {', '.join(adapter_names())}"
                 )
-            source: Any = p
             if adapter == "json":
-                source = json.loads(p.read_text())
-            opts = {"maps": list(maps)} if adapter == "json" else {}
-            return Snapshot.from_records(get_adapter(adapter, **opts).records(source))
+                reader = json_adapter or JsonDocumentAdapter(maps=list(maps))
+                return Snapshot.from_records(reader.records(orjson.loads(p.read_bytes())))
+            return Snapshot.from_records(get_adapter(adapter).records(p))
         if p.is_dir():
             return Snapshot.from_records(get_adapter("dirtree").records(p))
         with p.open("rb") as fh:
             head = fh.read(16)
         if head == _SQLITE_MAGIC:
             return Snapshot.from_records(get_adapter("sqlite").records(p))
-        doc = json.loads(p.read_text())
+        doc = orjson.loads(p.read_bytes())
     except UserError:
         raise
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, orjson.JSONDecodeError) as exc:
         raise UserError(f"cannot read state {p}: {exc}") from exc
     if isinstance(doc, dict) and doc.get("format") == SNAPSHOT_FORMAT:
         try:
@@ -58,9 +64,18 @@ def load_state(
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"{p} is not a valid {SNAPSHOT_FORMAT} file: {exc}") from exc
     try:
-        return Snapshot.from_records(get_adapter("json", maps=list(maps)).records(doc))
+        reader = json_adapter or JsonDocumentAdapter(maps=list(maps))
+        return Snapshot.from_records(reader.records(doc))
     except ValueError as exc:
         raise UserError(f"cannot read JSON state {p}: {exc}; pass --map GLOB hints") from exc
+
+
+def load_states(
+    paths: Sequence[str | Path], *, adapter: str | None = None, maps: Sequence[str] = ()
+) -> list[Snapshot]:
+    """Several states of one environment, JSON documents read with one shared layout."""
+    reader = JsonDocumentAdapter(maps=list(maps))
+    return [load_state(p, adapter=adapter, maps=maps, json_adapter=reader) for p in paths]
 
 
 def load_model(path: str | Path, model: type[BaseModel], what: str) -> Any:

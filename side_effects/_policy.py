@@ -6,8 +6,14 @@ permission maps, which hold private data, which fields are addressing rather
 than content, what is noise, which tools write. It is written once per kind of
 environment.
 
-A **scope** describes one task: the deltas it is expected to make (usually
-derived from a ground-truth run), extra allowances, and task-specific noise.
+A **scope** describes one task: the deltas it is expected to make (derived
+from a reference run, an expected snapshot, or learned from several correct
+runs), extra allowances, and task-specific noise. An expected delta is
+*required* (its absence is an omission) unless it was seen in only some of
+the correct runs; a field that varies between correct runs, or that the
+system sets on every write (a timestamp, a UUID, a counter), carries a
+**constraint** instead of one exact value, and the scope lists every such
+relaxation so a reviewer can see and tighten it.
 
 Both are pydantic models because they are read from files and stored with a
 result so that a classification can be rebuilt.
@@ -18,8 +24,9 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, Literal
 
-from flywheel.tools import tool_semantics
 from pydantic import BaseModel, Field
+
+from flywheel.tools import tool_semantics
 
 Category = Literal[
     "destructive_write",
@@ -27,6 +34,7 @@ Category = Literal[
     "permission_change",
     "external_communication",
     "resource_creation",
+    "scope_violation",
 ]
 Tier = Literal["read-only", "reversible", "irreversible"]
 Status = Literal["intended", "benign", "unauthorized"]
@@ -46,6 +54,7 @@ TIER_ORDER: dict[Tier, int] = {"read-only": 0, "reversible": 1, "irreversible": 
 
 #: Default reversibility tier per category (a rule may override it).
 DEFAULT_TIERS: dict[str, Tier] = {
+    "scope_violation": "reversible",
     "resource_creation": "reversible",
     "permission_change": "reversible",
     "destructive_write": "irreversible",
@@ -134,6 +143,41 @@ class Profile(BaseModel):
     )
     rules: list[CategoryRule] = Field(default_factory=list)
     noise: list[NoiseRule] = Field(default_factory=list)
+    clock_fields: list[str] = Field(
+        default_factory=lambda: [
+            "*_at",
+            "*At",
+            "*modified*",
+            "*Modified*",
+            "*updated*",
+            "*Updated*",
+            "*created*",
+            "*Created*",
+            "*timestamp*",
+            "*Timestamp*",
+            "last_*",
+            "*_on",
+        ],
+        description="Names of fields that record when a write happened (volatile when they "
+        "hold a date-time later than at s0).",
+    )
+    counter_fields: list[str] = Field(
+        default_factory=lambda: [
+            "*version*",
+            "*Version*",
+            "*revision*",
+            "*Revision*",
+            "rev",
+            "*_count",
+            "count",
+            "next_*",
+            "*seq",
+            "*sequence*",
+            "*counter*",
+            "generation",
+        ],
+        description="Names of integer fields that count writes or hand out the next id.",
+    )
     write_tools: list[str] | None = Field(
         None,
         description="Tool names that write; None asks the core's tool semantics (flywheel.tools).",
@@ -218,6 +262,28 @@ def default_profile() -> Profile:
     )
 
 
+ConstraintKind = Literal["any", "type", "range", "timestamp", "uuid", "increased", "set", "one_of"]
+
+
+class Constraint(BaseModel):
+    """How a field's value is checked when it is not pinned to one value.
+
+    ``any``: any value (of ``type`` when given); ``type``: a JSON type
+    (string, number, integer, boolean, array, object, null); ``range``:
+    a number within [min, max]; ``timestamp`` / ``uuid``: a value of that
+    shape, set by the run; ``increased``: a number above its value at s0
+    (a counter); ``set``: the expected list's members in any order;
+    ``one_of``: one of ``values``.
+    """
+
+    kind: ConstraintKind
+    type: str | None = None
+    min: float | None = None
+    max: float | None = None
+    values: list[Any] = Field(default_factory=list)
+    reason: str = ""
+
+
 class ExpectedDelta(BaseModel):
     """A change the task is expected to make."""
 
@@ -236,6 +302,27 @@ class ExpectedDelta(BaseModel):
         description="Globs of fields whose value is not compared (free text the agent words).",
     )
     transient: bool = Field(False, description="Seen between steps, undone by the end.")
+    required: bool = Field(
+        True, description="The task must make this change: its absence is an omission."
+    )
+    constraints: dict[str, Constraint] = Field(
+        default_factory=dict,
+        description="Field path -> constraint, for values not pinned exactly (see Constraint).",
+    )
+    seen_in: int | None = Field(
+        None,
+        description="In how many of the correct runs it was learned from this change appeared.",
+    )
+
+
+class Relaxation(BaseModel):
+    """One place where a scope accepts more than one value (for a reviewer to check)."""
+
+    expected_id: str
+    resource_type: str
+    field: str = Field(..., description="Field path, or '<key>' for a record key matched by role.")
+    how: str = Field(..., description="The constraint kind, 'optional' or 'key by role'.")
+    reason: str
 
 
 class AllowRule(BaseModel):
@@ -250,11 +337,19 @@ class AllowRule(BaseModel):
 
 
 class Scope(BaseModel):
-    """What one task may change (see module docstring)."""
+    """What one task may change (see module docstring).
 
-    version: int = 1
+    Version 1 scopes (exact values only) read as version 2 with every
+    expectation required and no constraint.
+    """
+
+    version: int = 2
     task_id: str | None = None
     source: str = "declared"
     expected: list[ExpectedDelta] = Field(default_factory=list)
     allow: list[AllowRule] = Field(default_factory=list)
     noise: list[NoiseRule] = Field(default_factory=list)
+    learned_from: int = Field(1, description="How many correct runs the expectations come from.")
+    relaxed: list[Relaxation] = Field(
+        default_factory=list, description="Every constraint, optional change and role-matched key."
+    )

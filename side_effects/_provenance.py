@@ -29,10 +29,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flywheel.values import normalise_text, value_fingerprint
+import orjson
 from pydantic import BaseModel, Field
 
+from flywheel.values import normalise_text, value_fingerprint
+
 from ._diff import Delta
+from ._paths import leaves
 from ._policy import Profile, glob_any
 from ._records import Snapshot, display_key
 
@@ -148,7 +151,7 @@ def private_values(s0: Snapshot, profile: Profile) -> PrivateIndex:
             private[rtype] = profile.is_private(rtype)
         if not private[rtype] or len(text) < min_len:
             continue
-        for name, value in json.loads(text).items():
+        for name, value in leaves(orjson.loads(text)):
             for v in value if isinstance(value, list) else (value,):
                 if isinstance(v, str) and len(v) >= min_len:
                     n = normalise_text(v)

@@ -4,10 +4,22 @@ Three findings:
 
 * **attribution**: which call caused each delta. Exact when the calls were
   replayed one by one with a snapshot between them (``method="replay"``: the
-  delta appeared in that call's step). Otherwise inferred by matching the
-  call's argument values against the delta's key and written values
-  (``method="arguments"``, with the matched values as evidence); the write call
-  with the most matches wins, a successful call beating a failed one on ties.
+  delta appeared in that call's step). Otherwise inferred (``method=
+  "arguments"``), deciding in this order:
+
+  1. **outcome**: a failed call caused nothing; failed calls are candidates
+     only when no successful call matches at all (the state then says a
+     failed call did write after all);
+  2. **tool semantics**: among those, calls of tools that write beat calls of
+     tools that are not known to (``Profile.is_write_tool``);
+  3. **argument and value matches**: a call naming the record's key beats
+     one naming a value it wrote, which beats one naming a record that
+     refers to it in the state (a reservation's owner: the call names the
+     reservation, the reservation's ``user_id`` names the user whose balance
+     changed); then the number of matched values; then the later call (the
+     last writer).
+
+  The matched values are kept as evidence.
 * **unexplained change**: a delta no call explains (state changed behind the
   agent's back, or by a tool the trace did not record).
 * **write without effect**: a call to a writing tool that changed nothing.
@@ -29,8 +41,9 @@ from pydantic import BaseModel, Field
 
 from ._classify import Classification
 from ._diff import Delta
+from ._paths import leaves
 from ._policy import Profile, default_profile
-from ._records import RecordId
+from ._records import RecordId, Snapshot
 
 
 class ToolCall(BaseModel):
@@ -107,24 +120,83 @@ def _norm(v: Any) -> str:
     return str(v).strip().casefold()
 
 
-def _evidence(d: Delta) -> list[str]:
-    vals = [*d.key, *_scalars(d.changed_fields())]
-    if d.kind == "deleted":
-        vals += _scalars(d.before or {})
-    return [_norm(v) for v in vals if _norm(v)]
-
-
-def _match(args: dict[str, Any], evidence: list[str]) -> list[str]:
+def argument_hits(args: dict[str, Any], values: Sequence[Any]) -> list[str]:
+    """Argument values of a call that equal one of ``values`` or contain it (>= 4 chars)."""
+    ev = [n for v in values if (n := _norm(v))]
     hits = []
     for a in _scalars(args):
         na = _norm(a)
         if not na:
             continue
-        for e in evidence:
+        for e in ev:
             if na == e or (len(na) >= 4 and na in e) or (len(e) >= 4 and e in na):
                 hits.append(str(a)[:60])
                 break
     return hits
+
+
+class _StateLinks:
+    """Keys of the records that refer to a record, read from the states (built on first need)."""
+
+    def __init__(self, states: Sequence[Snapshot]) -> None:
+        self.states = states
+        self._index: dict[str, set[tuple[str, ...]]] | None = None
+
+    def referrers(self, key: tuple[str, ...]) -> list[str]:
+        """Key parts of every record holding ``key``'s last part as a field value."""
+        if not key or len(_norm(key[-1])) < 3:
+            return []
+        if self._index is None:
+            self._index = {}
+            for snap in self.states:
+                for rid in snap.raw:
+                    for _, v in leaves(snap.fields(rid)):
+                        for x in v if isinstance(v, list) else (v,):
+                            if isinstance(x, str | int) and not isinstance(x, bool):
+                                n = _norm(x)
+                                if len(n) >= 3:
+                                    self._index.setdefault(n, set()).add(rid[1])
+        out: list[str] = []
+        for k in self._index.get(_norm(key[-1]), ()):
+            if k != key:
+                out.extend(p for p in k if p not in key)
+        return out
+
+
+def _score_calls(
+    d: Delta, calls: Sequence[ToolCall], profile: Profile, links: _StateLinks | None
+) -> tuple[int, tuple[str, ...]] | None:
+    """The call that caused ``d`` by outcome, semantics and matches, with its evidence."""
+    key_vals = [k for k in d.key if len(_norm(k)) >= 1]
+    written = _scalars(d.changed_fields())
+    if d.kind == "deleted":
+        written += _scalars(d.before or {})
+    linked: list[str] | None = None
+    best: tuple[int, int, int, int, int] | None = None
+    best_i, best_hits = -1, ()
+    for i, c in enumerate(calls):
+        strength, hits = 3, argument_hits(c.args, key_vals)
+        if not hits:
+            strength, hits = 2, argument_hits(c.args, written)
+        if not hits:
+            if links is None:
+                continue
+            if linked is None:
+                linked = links.referrers(d.key)
+            strength, hits = 1, argument_hits(c.args, linked) if linked else []
+            hits = [f"{h} (refers to {d.ref} in the state)" for h in hits]
+        if not hits:
+            continue
+        score = (
+            1 if c.status == "ok" else 0,
+            2 if profile.is_write_tool(c.name) else 1,
+            strength,
+            len(hits),
+            i,
+        )
+        if best is None or score > best:
+            best, best_i, best_hits = score, i, tuple(hits)
+    return None if best is None else (best_i, best_hits)
 
 
 def reconcile(
@@ -134,6 +206,7 @@ def reconcile(
     step_deltas: Sequence[Sequence[Delta]] | None = None,
     profile: Profile | None = None,
     classification: Classification | None = None,
+    states: Sequence[Snapshot] = (),
 ) -> Reconciliation:
     """Attribute deltas to calls and report unexplained changes and ineffective writes.
 
@@ -141,10 +214,13 @@ def reconcile(
         calls: the run's tool calls in order.
         deltas: the deltas to explain (net, plus transient ones if wanted).
         step_deltas: per call, the deltas of its step (from replay); same
-            length as ``calls``. None falls back to argument matching.
+            length as ``calls``. None falls back to inference from outcomes,
+            semantics and argument values.
         profile: says which tools write (``Profile.is_write_tool``).
-        classification: if given, its decisions get ``span_id`` and
-            ``attribution`` filled in.
+        classification: if given, its decisions get ``span_id``,
+            ``call_indexes`` and ``attribution`` filled in.
+        states: s0 and sT, to follow values that reach a record through the
+            state (inference only).
     """
     profile = profile or default_profile()
     out = Reconciliation()
@@ -155,9 +231,11 @@ def reconcile(
         for i, step in enumerate(step_deltas):
             for d in step:
                 by_rid.setdefault(d.rid, []).append(i)
+    links = _StateLinks(states) if states else None
     effect: set[int] = set()
     attributed: dict[tuple[RecordId, int | None], Attribution] = {}
     for d in deltas:
+        a: Attribution | None = None
         if step_deltas is not None:
             # A step delta (a transient one) belongs to its own step; a net delta
             # to every step that touched its record.
@@ -165,27 +243,11 @@ def reconcile(
             idx = tuple(dict.fromkeys(steps_of))
             if idx:
                 a = Attribution(d.ref, d.kind, idx, tuple(calls[i].span_id for i in idx), "replay")
-            else:
-                a = None
         else:
-            ev = _evidence(d)
-            best: tuple[int, int, int] | None = None
-            best_hits: list[str] = []
-            for i, c in enumerate(calls):
-                if not profile.is_write_tool(c.name):
-                    continue
-                hits = _match(c.args, ev)
-                if hits:
-                    score = (len(hits), 1 if c.status == "ok" else 0, -i)
-                    if best is None or score > best:
-                        best, best_hits = score, hits
-            if best is not None:
-                i = -best[2]
-                a = Attribution(
-                    d.ref, d.kind, (i,), (calls[i].span_id,), "arguments", tuple(best_hits)
-                )
-            else:
-                a = None
+            got = _score_calls(d, calls, profile, links)
+            if got is not None:
+                i, hits = got
+                a = Attribution(d.ref, d.kind, (i,), (calls[i].span_id,), "arguments", hits)
         if a is None:
             out.unexplained.append(d)
         else:
@@ -223,6 +285,7 @@ def reconcile(
             a = attributed.get((dec.delta.rid, dec.delta.step))
             if a is not None:
                 dec.span_id = a.span_ids[-1]
+                dec.call_indexes = a.call_indexes
                 dec.attribution = (
                     f"{a.method}: call #{a.call_indexes[-1]} {calls[a.call_indexes[-1]].name}"
                     + (f" (matched {', '.join(a.evidence)})" if a.evidence else "")

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ._analyze import SideEffectReport
 from ._classify import Classification
+from ._findings import Finding, count_gaps
 from ._gate import gate_input
 from ._policy import Profile, Scope
 from ._reconcile import Reconciliation
 
-SCHEMA_VERSION = 1
+#: 2: field verdicts, scope violations, findings (migration 002).
+SCHEMA_VERSION = 2
 
 
 def store_result(
@@ -27,6 +30,7 @@ def store_result(
     st_digest: str = "",
     trace_id: str = "",
     project_id: str = "default",
+    findings: Sequence[Finding] = (),
 ) -> int:
     """Insert the decisions and summary of one trial; returns the number of delta rows."""
     now = time.time_ns()
@@ -54,12 +58,20 @@ def store_result(
                 "transient": [int(d.transient) for d in decs],
                 "span_id": [d.span_id or "" for d in decs],
                 "attribution": [d.attribution or "" for d in decs],
+                "fields": [
+                    json.dumps([v.to_json() for v in d.fields], ensure_ascii=False, default=str)
+                    for d in decs
+                ],
+                "outside_scope": [int(d.outside_scope) for d in decs],
+                "expected_id": [d.expected_id or "" for d in decs],
+                "call_indexes": [list(d.call_indexes) for d in decs],
                 "schema_version": [SCHEMA_VERSION] * len(decs),
                 "created_at": [now] * len(decs),
             },
         )
     counts = classification.counts()
     gate = gate_input(classification, run_id=trial_id)
+    gaps = count_gaps(findings)
     store.insert(
         "side_effect_results",
         {
@@ -79,6 +91,12 @@ def store_result(
             "scope": [scope.model_dump_json() if scope else ""],
             "s0_digest": [s0_digest],
             "st_digest": [st_digest],
+            "omissions": [gaps["omission"]],
+            "wrong_values": [gaps["wrong_value"]],
+            "scope_violations": [gate.counts.get("scope_violation", 0)],
+            "findings": [
+                json.dumps([f.to_json() for f in findings], ensure_ascii=False, default=str)
+            ],
             "schema_version": [SCHEMA_VERSION],
             "created_at": [now],
         },
@@ -106,6 +124,7 @@ def store_report(
         st_digest=report.st_digest,
         trace_id=trace_id,
         project_id=project_id,
+        findings=report.findings,
     )
 
 
@@ -120,8 +139,13 @@ def read_result(store: Any, trial_id: str, project_id: str = "default") -> dict[
         return None
     deltas = store.query(
         "SELECT kind, resource_type, key, status, rule_id, reason, categories, tier, transient, "
-        "span_id, attribution FROM side_effect_deltas WHERE project_id = {p:String} "
+        "span_id, attribution, fields, outside_scope, expected_id, call_indexes "
+        "FROM side_effect_deltas WHERE project_id = {p:String} "
         "AND trial_id = {t:String} ORDER BY ordinal",
         {"p": project_id, "t": trial_id},
     )
-    return {**rows[0], "deltas": deltas}
+    row = dict(rows[0])
+    row["findings"] = json.loads(row["findings"]) if row.get("findings") else []
+    for d in deltas:
+        d["fields"] = json.loads(d["fields"]) if d.get("fields") else []
+    return {**row, "deltas": deltas}

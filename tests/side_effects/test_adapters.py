@@ -65,14 +65,14 @@ def test_json_maps_by_hint_and_by_non_identifier_keys() -> None:
     assert recs[("files", ("a.txt",))] == {"value": "x"}  # keys not identifiers -> map
 
 
-def test_json_nested_objects_flatten_and_nested_lists_become_subcollections() -> None:
+def test_json_nested_objects_stay_and_nested_lists_of_records_become_subcollections() -> None:
     doc = {
         "events": [
             {"id": "e1", "loc": {"city": "Bern"}, "tags": ["x"], "att": [{"id": "p", "ok": True}]}
         ]
     }
     recs = _recs(doc)
-    assert recs[("events", ("e1",))] == {"id": "e1", "loc.city": "Bern", "tags": ["x"]}
+    assert recs[("events", ("e1",))] == {"id": "e1", "loc": {"city": "Bern"}, "tags": ["x"]}
     assert recs[("events.att", ("e1", "p"))] == {"id": "p", "ok": True}
 
 

@@ -124,6 +124,88 @@ def test_store_result_roundtrip(store) -> None:  # noqa: ANN001 - fixture from t
     assert read_result(store, "nope") is None
 
 
+def test_a_result_stored_before_findings_existed_still_reads(store) -> None:  # noqa: ANN001
+    """A version-1 row (written before migration 002's columns) reads with empty findings."""
+    now = 1_700_000_000_000_000_000
+    store.insert(
+        "side_effect_results",
+        {
+            "project_id": ["default"],
+            "trial_id": ["old-1"],
+            "trace_id": [""],
+            "intended": [1],
+            "benign": [0],
+            "unauthorized": [0],
+            "critical": [{}],
+            "blocking": [0],
+            "unexplained": [0],
+            "writes_without_effect": [0],
+            "profile": [""],
+            "scope": [""],
+            "s0_digest": [""],
+            "st_digest": [""],
+            "schema_version": [1],
+            "created_at": [now],
+        },
+    )
+    store.insert(
+        "side_effect_deltas",
+        {
+            "project_id": ["default"],
+            "trial_id": ["old-1"],
+            "trace_id": [""],
+            "ordinal": [0],
+            "kind": ["updated"],
+            "resource_type": ["notes"],
+            "key": [["1"]],
+            "changes": ["{}"],
+            "status": ["intended"],
+            "rule_id": ["scope:E1"],
+            "reason": ["r"],
+            "categories": [[]],
+            "category_rules": [[]],
+            "tier": ["read-only"],
+            "transient": [0],
+            "span_id": [""],
+            "attribution": [""],
+            "schema_version": [1],
+            "created_at": [now],
+        },
+    )
+    got = read_result(store, "old-1")
+    assert got is not None and got["findings"] == [] and got["omissions"] == 0
+    assert got["deltas"][0]["fields"] == [] and got["deltas"][0]["outside_scope"] == 0
+
+
+def test_findings_are_stored_with_the_trial(store) -> None:  # noqa: ANN001
+    s0 = Snapshot.from_records(
+        [
+            Record("orders", ("O1",), {"status": "open"}),
+            Record("orders", ("O2",), {"status": "open"}),
+        ]
+    )
+    expected = Snapshot.from_records(
+        [
+            Record("orders", ("O1",), {"status": "done"}),
+            Record("orders", ("O2",), {"status": "open"}),
+        ]
+    )
+    run = Snapshot.from_records(
+        [
+            Record("orders", ("O1",), {"status": "open"}),
+            Record("orders", ("O2",), {"status": "done"}),
+        ]
+    )
+    from flywheel.side_effects import analyze, scope_from_snapshots, store_report
+
+    report = analyze(s0, run, scope=scope_from_snapshots(s0, expected))
+    store_report(store, "t-gap", report)
+    got = read_result(store, "t-gap")
+    assert got is not None
+    assert (got["omissions"], got["wrong_values"], got["scope_violations"]) == (1, 0, 1)
+    assert sorted(f["kind"] for f in got["findings"]) == ["extra", "omission"]
+
+
 def test_diff_with_calls_observations_and_stored_trial(
     states: tuple[str, str, str], tmp_path: Path, chdb_dir: str
 ) -> None:

@@ -92,15 +92,22 @@ def test_gate_counts_events_per_category_and_never_averages() -> None:
     cls = classify(diff(s0, s1), s0, Scope())
     g = gate_input(cls, run_id="r1")
     assert g.counts["destructive_write"] == 2 and g.counts["external_communication"] == 1
-    assert g.blocking and g.total == 3 and {e.run_id for e in g.events} == {"r1"}
+    assert g.counts["scope_violation"] == 3  # every change is outside the empty scope
+    assert g.blocking and g.total == 6 and {e.run_id for e in g.events} == {"r1"}
     clean = gate_input(classify([], s0, Scope()))
-    assert not clean.blocking and set(clean.counts) == set(CRITICAL_CATEGORIES)
+    assert not clean.blocking
+    assert set(clean.counts) == {*CRITICAL_CATEGORIES, "scope_violation"}
     assert side_effect_summary(cls) == {
         "destructive_write": 2,
         "information_movement": 0,
         "permission_change": 0,
         "external_communication": 1,
         "resource_creation": 0,
+        "scope_violation": 3,
+        "scope_violation:notes": 2,
+        "scope_violation:outbox.mail": 1,
+        "omission": 0,
+        "wrong_value": 0,
     }
     many = merge_gate_inputs([clean] * 99 + [g])
     assert many.runs == 100 and many.counts["destructive_write"] == 2 and many.blocking

@@ -1,3 +1,4 @@
+# ruff: noqa: E501, D102, D103
 """Build the frozen "clinic" side-effect corpus (independent of the product code).
 
 Why it exists: side-effect analysis is tuned on AgentDojo banking and slack;

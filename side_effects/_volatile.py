@@ -1,0 +1,160 @@
+"""Volatile fields: values the system sets on a write, recognised from one run.
+
+A scope built from one run must not pin what the clock, an id generator or a
+counter wrote, or every honest re-run fails. Three kinds, each recognised by
+the value's **type** and by its **change pattern** in this run's diff (no
+second run needed):
+
+* **clock** (``timestamp``): every new value is an ISO-8601 date-time with a
+  time of day, later than every value the same field held at s0 (the clock
+  moves forward), and either the field's name says it records a time of
+  writing (``Profile.clock_fields``: ``*_at``, ``*modified*``,
+  ``*timestamp*``...) or it changed on every written record of its type (at
+  least two). A date without a time of day (a due date, an appointment day)
+  is content, never volatile.
+* **generated id** (``uuid``): every new value is a UUID.
+* **counter** (``increased``): integers whose name says they count
+  (``Profile.counter_fields``: ``*version*``, ``*revision*``, ``next_*``...)
+  and whose every new value is above the old one (an update) or above every
+  s0 value of the field (a creation: the next id).
+
+Each finding says which kind and why, so the diff and the scope can print it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._diff import Delta
+from ._paths import leaves
+from ._policy import Profile, glob_any
+from ._records import Snapshot
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$")
+_UUID = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
+)
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def as_time(v: Any) -> dt.datetime | None:
+    """An ISO-8601 date-time with a time of day as an aware datetime, else None."""
+    if not isinstance(v, str) or not _ISO.match(v):
+        return None
+    try:
+        t = dt.datetime.fromisoformat(v.replace("Z", "+00:00").replace(" ", "T"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
+
+
+def is_uuid(v: Any) -> bool:
+    """A canonical UUID string."""
+    return isinstance(v, str) and bool(_UUID.match(v))
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def generic_path(path: str) -> str:
+    """A path with list positions erased (``slots[2].at`` -> ``slots[].at``)."""
+    return _INDEX.sub("[]", path)
+
+
+@dataclass(frozen=True, slots=True)
+class Volatile:
+    """A field recognised as set by the system; ``kind`` is the constraint it gets."""
+
+    kind: str  # "timestamp" | "uuid" | "increased"
+    reason: str
+
+
+class VolatileIndex:
+    """Volatile fields of one diff, by (resource type, generic path)."""
+
+    def __init__(self, s0: Snapshot | None, deltas: Sequence[Delta], profile: Profile) -> None:
+        self.profile = profile
+        self.s0 = s0
+        self._s0_values: dict[str, dict[str, list[Any]]] = {}
+        news: dict[tuple[str, str], list[tuple[Any, Any, str]]] = {}
+        written: dict[str, int] = {}
+        touched: dict[tuple[str, str], int] = {}
+        for d in deltas:
+            if d.kind == "deleted":
+                continue
+            written[d.resource_type] = written.get(d.resource_type, 0) + 1
+            if d.kind == "created":
+                pairs: Iterable[tuple[str, Any, Any]] = (
+                    (p, None, v) for p, v in leaves(d.after or {})
+                )
+            else:
+                pairs = ((c.field, c.before, c.after) for c in d.changes if c.op != "removed")
+            seen: set[str] = set()
+            for path, before, after in pairs:
+                g = generic_path(path)
+                news.setdefault((d.resource_type, g), []).append((before, after, d.kind))
+                if g not in seen:
+                    seen.add(g)
+                    touched[(d.resource_type, g)] = touched.get((d.resource_type, g), 0) + 1
+        self.found: dict[tuple[str, str], Volatile] = {}
+        for (rtype, g), vals in news.items():
+            v = self._judge(
+                rtype,
+                g,
+                vals,
+                every_write=written[rtype] >= 2 and touched[(rtype, g)] == written[rtype],
+            )
+            if v is not None:
+                self.found[(rtype, g)] = v
+
+    def get(self, rtype: str, path: str) -> Volatile | None:
+        """The finding for one field of one type, or None."""
+        return self.found.get((rtype, generic_path(path)))
+
+    def _old_values(self, rtype: str, g: str) -> list[Any]:
+        if self.s0 is None:
+            return []
+        by_path = self._s0_values.get(rtype)
+        if by_path is None:
+            by_path = {}
+            for t, k in self.s0.raw:
+                if t == rtype:
+                    for p, v in leaves(self.s0.fields((t, k))):
+                        by_path.setdefault(generic_path(p), []).append(v)
+            self._s0_values[rtype] = by_path
+        return by_path.get(g, [])
+
+    def _judge(
+        self, rtype: str, g: str, vals: list[tuple[Any, Any, str]], *, every_write: bool
+    ) -> Volatile | None:
+        name = g.rsplit(".", 1)[-1].replace("[]", "")
+        afters = [a for _, a, _ in vals]
+        if all(is_uuid(a) for a in afters):
+            return Volatile("uuid", "a generated UUID")
+        times = [as_time(a) for a in afters]
+        if all(t is not None for t in times):
+            olds = [t for v in self._old_values(rtype, g) if (t := as_time(v)) is not None]
+            olds += [t for b, _, _ in vals if (t := as_time(b)) is not None]
+            latest = max(olds, default=None)
+            later = latest is None or all(t > latest for t in times if t is not None)
+            named = glob_any(name, self.profile.clock_fields)
+            if later and (named or every_write):
+                why = "its name records a time of writing" if named else "set on every write"
+                return Volatile("timestamp", f"a timestamp later than every s0 value; {why}")
+            return None
+        if all(_int(a) for a in afters) and glob_any(name, self.profile.counter_fields):
+            olds_c = [v for v in self._old_values(rtype, g) if _int(v)]
+            ok = True
+            for before, after, kind in vals:
+                if kind == "created":
+                    ok &= not olds_c or after > max(olds_c)
+                else:
+                    ok &= _int(before) and after > before
+            if ok:
+                return Volatile("increased", "a counter: its name counts and it went up")
+        return None
