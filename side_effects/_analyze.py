@@ -23,7 +23,7 @@ from ._findings import Finding, count_gaps, find_gaps
 from ._gate import GateInput, gate_input
 from ._policy import Profile, Scope, default_profile
 from ._provenance import Observation
-from ._reconcile import Reconciliation, ToolCall, reconcile
+from ._reconcile import Reconciliation, ToolCall, communicates, reconcile
 from ._records import Snapshot
 
 
@@ -55,6 +55,24 @@ class SideEffectReport:
             "reconciliation": self.reconciliation.to_json() if self.reconciliation else None,
             "gate": {**self.gate.model_dump(mode="json"), "blocking": self.gate.blocking},
         }
+
+
+def _sent(
+    calls: Sequence[ToolCall] | None, steps: Sequence[Sequence[Delta]] | None
+) -> dict[tuple[Any, int | None], str]:
+    """Creations made by calls that reach people, keyed as ``classify`` reads them."""
+    if calls is None or steps is None:
+        return {}
+    out: dict[tuple[Any, int | None], str] = {}
+    for call, step in zip(calls, steps, strict=True):
+        why = communicates(call) if any(d.kind == "created" for d in step) else None
+        if why is None:
+            continue
+        for d in step:
+            if d.kind == "created":
+                out[(d.rid, d.step)] = why
+                out.setdefault((d.rid, None), why)
+    return out
 
 
 def analyze(
@@ -103,6 +121,7 @@ def analyze(
         observations=observations,
         fingerprint_fn=fingerprint_fn,
         hidden=hidden_creations(transient),
+        sent=_sent(calls, steps),
     )
     rec = None
     if calls is not None:

@@ -633,6 +633,7 @@ def classify(
     observations: Sequence[Observation] = (),
     fingerprint_fn: Callable[[str], int] = value_fingerprint,
     hidden: dict[RecordId, int] | None = None,
+    sent: dict[tuple[RecordId, int | None], str] | None = None,
 ) -> Classification:
     """Classify the net deltas of a run and, optionally, its transient step deltas.
 
@@ -648,6 +649,8 @@ def classify(
         fingerprint_fn: how observation fingerprints were computed (salt).
         hidden: record id -> the step that deleted it, for transient
             creations deleted again (``hidden_creations``).
+        sent: (record id, step or None for a net delta) -> why the call that
+            created it reaches people (step-wise replay and tool semantics).
 
     Returns:
         One decision per delta, net first, in the input order.
@@ -658,6 +661,7 @@ def classify(
     matcher = _ScopeMatcher(scope, profile, noise, vol)
     cache: list[PrivateIndex] = []
     hidden = hidden or {}
+    sent = sent or {}
 
     def private() -> PrivateIndex:
         # Built on first need: only a sink write with content pays for reading s0.
@@ -675,7 +679,14 @@ def classify(
                 ()
                 if status == "benign"
                 else categories(
-                    d, real, profile, private, observations, fingerprint_fn, hidden_by=hid
+                    d,
+                    real,
+                    profile,
+                    private,
+                    observations,
+                    fingerprint_fn,
+                    hidden_by=hid,
+                    sent_by=sent.get((d.rid, d.step)) if d.kind == "created" else None,
                 )
             )
             if status == "intended" and any(c.category == "information_movement" for c in cats):

@@ -10,8 +10,9 @@ Three findings:
   1. **outcome**: a failed call caused nothing; failed calls are candidates
      only when no successful call matches at all (the state then says a
      failed call did write after all);
-  2. **tool semantics**: among those, calls of tools that write beat calls of
-     tools that are not known to (``Profile.is_write_tool``);
+  2. **tool semantics**: among those, calls that write beat calls that only
+     read (the profile's declared write tools, else the core's tool
+     semantics of the call, ``flywheel.tools.call_semantics``);
   3. **argument and value matches**: a call naming the record's key beats
      one naming a value it wrote, which beats one naming a record that
      refers to it in the state (a reservation's owner: the call names the
@@ -38,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from flywheel.tools import call_semantics
 
 from ._classify import Classification
 from ._diff import Delta
@@ -163,6 +166,24 @@ class _StateLinks:
         return out
 
 
+def call_writes(profile: Profile, call: ToolCall) -> bool:
+    """Whether a call can change state: the profile's declared list, else the tool semantics."""
+    if profile.write_tools is not None:
+        return call.name in profile.write_tools
+    return call_semantics(call.name, call.args).writes
+
+
+def communicates(call: ToolCall) -> str | None:
+    """Why a call reaches people (a write whose reach is communication), or None."""
+    sem = call_semantics(call.name, call.args)
+    if not sem.writes or sem.reach.value != "communication":
+        return None
+    return (
+        f"{call.name} reaches people (tool semantics: {sem.reach.source}, "
+        f"{sem.reach.origin or 'reach'}, confidence {sem.reach.confidence:g})"
+    )
+
+
 def _score_calls(
     d: Delta, calls: Sequence[ToolCall], profile: Profile, links: _StateLinks | None
 ) -> tuple[int, tuple[str, ...]] | None:
@@ -189,7 +210,7 @@ def _score_calls(
             continue
         score = (
             1 if c.status == "ok" else 0,
-            2 if profile.is_write_tool(c.name) else 1,
+            1 if call_writes(profile, c) else 0,
             strength,
             len(hits),
             i,
@@ -257,7 +278,7 @@ def reconcile(
     if step_deltas is not None:
         effect = {i for i, step in enumerate(step_deltas) if step}
     for i, c in enumerate(calls):
-        write = profile.is_write_tool(c.name)
+        write = call_writes(profile, c)
         if write and i not in effect:
             reason = (
                 f"call failed ({(c.error or 'error')[:80]}); no state change, "
