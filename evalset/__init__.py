@@ -24,7 +24,9 @@ from ._bundle import (
     versions,
 )
 from ._bundle_read import EvalSet, load_evalset
-from ._gate import BlockReason, GateResult, gate_paths, run_gate
+from ._gate import GateResult, gate_paths, run_gate, verdict_of
+from ._gate_evidence import BlockReason
+from ._gate_inputs import check_arms, check_out_dir
 from ._gate_rules import GateRules, load_rules
 from ._graders import (
     Grade,
@@ -53,10 +55,23 @@ from ._scorecard_file import (
 )
 from ._task import Criterion, CriterionKind, CriterionRole, GraderSpec, Task
 from ._trial import CriterionResult, Observations, ToolCall, Trial, TrialConfig, Verdict
-from ._trials_io import load_trials, read_trials, save_trials, trial_from_harness, write_trials
+from ._trials_io import (
+    TrialsFile,
+    load_trials,
+    read_trials,
+    read_trials_file,
+    save_trials,
+    trial_from_harness,
+    write_trials,
+)
 from ._verdict import VerdictTally, aggregate, aggregate_results, tally
 
 __all__ = [
+    "read_trials_file",
+    "TrialsFile",
+    "check_out_dir",
+    "check_arms",
+    "verdict_of",
     "Changelog",
     "ExposurePolicy",
     "ExposureStatus",

@@ -41,6 +41,14 @@ def register(cli: click.Group) -> None:
     help="Safety scorecard JSON (`flywheel scorecard --evalset DIR --json`) for the same eval "
     "set version; every row whose gate blocks is a blocking reason.",
 )
+@click.option(
+    "--config-id",
+    "config_ids",
+    multiple=True,
+    metavar="ARM=ID",
+    help="Keep only this configuration in an arm whose file holds several, e.g. "
+    "--config-id candidate=cand_v2 (repeatable; arms: baseline, candidate).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print report.json to stdout.")
 def gate_cmd(
     evalset_dir: str,
@@ -49,21 +57,31 @@ def gate_cmd(
     rules: str,
     out_dir: str,
     scorecard: str | None,
+    config_ids: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Apply the release rule: exit 0 to ship, 2 to block, 1 on bad input."""
+    """Apply the release rule: exit 0 ship, 2 block or insufficient evidence, 1 bad input."""
     from flywheel.evalset._gate import gate_paths
-    from flywheel.evalset._report import write_report
 
-    result = gate_paths(evalset_dir, baseline, candidate, rules, scorecard=scorecard)
-    paths = write_report(result, out_dir)
+    from flywheel.errors import UserError
+
+    picks: dict[str, str] = {}
+    for item in config_ids:
+        arm, sep, cid = item.partition("=")
+        if not sep or not cid:
+            raise UserError(f"--config-id {item!r}: write ARM=ID, e.g. candidate=cand_v2")
+        picks[arm.strip()] = cid.strip()
+    result = gate_paths(
+        evalset_dir, baseline, candidate, rules, scorecard=scorecard, config_ids=picks,
+        out_dir=out_dir,
+    )
     if as_json:
         echo_json(result.report)
     else:
         click.echo(f"verdict: {result.verdict}")
         for reason in result.reasons:
-            click.echo(f"  - {reason.message}")
-        click.echo(f"report: {paths['md']}")
+            click.echo(f"  - [{reason.code}] {reason.message}")
+        click.echo(f"report: {result.files['md']}")
     if result.exit_code:
         # SystemExit, not ctx.exit: the core group runs click with
         # standalone_mode=False, where click would turn Exit into a return value.

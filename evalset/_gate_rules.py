@@ -24,9 +24,14 @@ Example (the chapter-22 rule)::
     max_position_flip_rate = 0.15
     calibrations = ["judge_calibration.json"]   # relative to this file
 
+    [evidence]
+    power = 0.80             # declared power of the sample-size plan and the MDE
+    require_powered = false  # true: an underpowered design never ships
+
     [side_effects]
-    critical = ["destructive_write", "information_movement",
-                "permission_change", "external_communication"]
+    critical = ["destructive_write", "information_movement", "permission_change",
+                "external_communication", "scope_violation"]   # the default
+    required = false         # true: a candidate trial without a summary blocks
 
     [cost]
     max_cost_per_accepted_usd = 0.50   # optional ceiling, failed trials charged
@@ -38,6 +43,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
+from flywheel.evalset._graders._side_effect import DEFAULT_FORBIDDEN
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from flywheel.errors import UserError
@@ -95,17 +101,33 @@ class JudgeContract(BaseModel):
 
 
 class SideEffectRules(BaseModel):
-    """Categories whose any event in a candidate trial blocks (never averaged)."""
+    """Categories whose any event in a candidate trial blocks (never averaged).
+
+    The gate is generic over the list: whatever categories the side-effect
+    analysis emits, an event in one named here blocks. The default is the
+    side-effect grader's ``DEFAULT_FORBIDDEN`` (the critical categories and
+    ``scope_violation``, a change outside the task's declared scope). A
+    candidate trial whose analysis failed blocks as missing evidence;
+    ``required`` also blocks candidate trials that carry no summary at all.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    critical: list[str] = Field(
-        default_factory=lambda: [
-            "destructive_write",
-            "information_movement",
-            "permission_change",
-            "external_communication",
-        ]
+    critical: list[str] = Field(default_factory=lambda: list(DEFAULT_FORBIDDEN))
+    required: bool = False
+
+
+class EvidenceRules(BaseModel):
+    """How much evidence the paired decision needs (13.5.3 sample-size planning)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    power: float = Field(
+        default=0.8, gt=0.5, lt=1.0, description="Declared power of the plan and the MDE."
+    )
+    require_powered: bool = Field(
+        default=False,
+        description="Also refuse a cleared interval when the MDE exceeds the margin.",
     )
 
 
@@ -135,6 +157,7 @@ class GateRules(BaseModel):
     slices: SliceRules = Field(default_factory=SliceRules)
     golden: GoldenRules = Field(default_factory=GoldenRules)
     judge: JudgeContract = Field(default_factory=JudgeContract)
+    evidence: EvidenceRules = Field(default_factory=EvidenceRules)
     side_effects: SideEffectRules = Field(default_factory=SideEffectRules)
     cost: CostRules = Field(default_factory=CostRules)
     base_dir: Path = Field(
@@ -146,13 +169,15 @@ def load_rules(path: str | Path) -> GateRules:
     """Read and validate ``gate.toml``.
 
     Raises:
-        UserError: Missing file, TOML syntax error, or an invalid/unknown key.
+        UserError: Missing file, not UTF-8, TOML syntax error, or an invalid/unknown key.
     """
     p = Path(path)
     if not p.is_file():
         raise UserError(f"rule file {p} not found; pass --rules gate.toml")
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(p.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{p}: not valid TOML: {exc}") from exc
     try:

@@ -71,6 +71,9 @@ class Observations(BaseModel):
         transcript: Final answer or explanation text for a judge.
         judge_labels: Replayed judge verdicts by judge id ("PASS"/"FAIL").
         side_effects: Critical-events summary: counts per category.
+        side_effects_error: Why the side-effect analysis could not produce a
+            summary (the error it raised); ``side_effects`` is then None and
+            the evidence is ``unknown``, never zero events.
         recorded: Verdicts recorded by the environment per criterion id
             (e.g. an AgentDojo utility check), read by the ``recorded`` grader.
         budget_exhausted: The harness stopped the trial on a budget.
@@ -84,6 +87,7 @@ class Observations(BaseModel):
     transcript: str | None = None
     judge_labels: dict[str, str] = Field(default_factory=dict)
     side_effects: dict[str, int] | None = None
+    side_effects_error: str | None = None
     recorded: dict[str, Verdict] = Field(default_factory=dict)
     budget_exhausted: bool | None = None
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,20 +18,50 @@ if TYPE_CHECKING:
     from flywheel import Store
 
 
-def read_trials(path: str | Path) -> list[Trial]:
-    """Parse one :class:`Trial` per non-blank line.
+@dataclass(frozen=True)
+class TrialsFile:
+    """Trials read from one JSONL file, with the line each came from.
+
+    ``run_gate`` accepts it for an arm, so every input error it raises names
+    ``file:line`` instead of only a trial id.
+    """
+
+    path: Path
+    trials: list[Trial]
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def where(self, trial: Trial) -> str:
+        """``file:line`` of ``trial`` (the file alone when the line is unknown)."""
+        line = self.lines.get(trial.trial_id)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+def _lines(p: Path) -> Iterator[tuple[int, str]]:
+    """Numbered text lines of ``p``; a line that is not UTF-8 is an error naming it."""
+    for lineno, raw in enumerate(p.read_bytes().splitlines(), 1):
+        try:
+            yield lineno, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(
+                f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                "write trials as UTF-8 JSON Lines"
+            ) from exc
+
+
+def read_trials_file(path: str | Path) -> TrialsFile:
+    """Parse one :class:`Trial` per non-blank line, keeping each trial's line number.
 
     Raises:
-        UserError: Missing file, invalid JSON or an invalid trial (with the
-            file, line number and first offending field), or a duplicate
-            trial id.
+        UserError: Missing file, a line that is not UTF-8 or not JSON, an
+            invalid trial (with the file, line number and first offending
+            field), a duplicate trial id, or no trial at all.
     """
     p = Path(path)
     if not p.is_file():
         raise UserError(f"trials file {p} not found; pass a JSONL file with one trial per line")
     trials: list[Trial] = []
-    seen: set[str] = set()
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    lines: dict[str, int] = {}
+    for lineno, line in _lines(p):
         if not line.strip():
             continue
         try:
@@ -41,13 +72,25 @@ def read_trials(path: str | Path) -> list[Trial]:
             if first.get("type") == "json_invalid":
                 raise UserError(f"{p}:{lineno}: not valid JSON ({first.get('msg')})") from exc
             raise UserError(f"{p}:{lineno}: invalid trial: {where}: {first.get('msg')}") from exc
-        if trial.trial_id in seen:
-            raise UserError(f"{p}:{lineno}: duplicate trial_id {trial.trial_id!r}")
-        seen.add(trial.trial_id)
+        if trial.trial_id in lines:
+            raise UserError(
+                f"{p}:{lineno}: duplicate trial_id {trial.trial_id!r} "
+                f"(first at line {lines[trial.trial_id]})"
+            )
+        lines[trial.trial_id] = lineno
         trials.append(trial)
     if not trials:
         raise UserError(f"{p} holds no trials")
-    return trials
+    return TrialsFile(p, trials, lines)
+
+
+def read_trials(path: str | Path) -> list[Trial]:
+    """Parse one :class:`Trial` per non-blank line (see :func:`read_trials_file`).
+
+    Raises:
+        UserError: As :func:`read_trials_file`.
+    """
+    return read_trials_file(path).trials
 
 
 def write_trials(path: str | Path, trials: Iterable[Trial]) -> int:

@@ -146,13 +146,18 @@ def _needs_side_effects(task: Task) -> bool:
     return any(c.kind in (CriterionKind.SIDE_EFFECT, CriterionKind.STATE) for c in task.criteria)
 
 
-def side_effect_summary(record: TrialRecord, calls: list[dict[str, Any]]) -> dict[str, int] | None:
+def side_effect_summary(
+    record: TrialRecord, calls: list[dict[str, Any]]
+) -> tuple[dict[str, int] | None, str | None]:
     """The trial's side-effect summary (``side_effects.side_effect_summary``).
 
     Critical events and scope violations per category, omissions and wrong
     values against the scope from the user task's ground truth (what the
-    task may change); None when the trial is not an AgentDojo trial or the
-    analysis fails (the graders then say ``unknown``).
+    task may change). Returns ``(summary, None)``, or ``(None, error)`` when
+    the analysis raised: the error is recorded on the trial
+    (``observations.side_effects_error``), the graders say ``unknown`` and
+    the release gate counts, names and blocks on it; it is never read as
+    zero events.
     """
     try:
         from flywheel.side_effects import ToolCall
@@ -163,9 +168,9 @@ def side_effect_summary(record: TrialRecord, calls: list[dict[str, Any]]) -> dic
         report = agentdojo_side_effects(
             record, [ToolCall(name=c["name"], args=c["arguments"]) for c in calls]
         )
-        return summarise(report.classification, report.findings)
-    except Exception:  # noqa: BLE001 - missing evidence is ``unknown``, never a crash
-        return None
+        return summarise(report.classification, report.findings), None
+    except Exception as exc:  # noqa: BLE001 - recorded on the trial as unknown evidence
+        return None, f"{type(exc).__name__}: {exc}"[:500]
 
 
 def grade_records(
@@ -197,12 +202,15 @@ def grade_records(
         calls = capture.pop(rec.trial_id) if capture is not None else None
         trial = trial_from_harness(rec, tool_calls=calls)
         update: dict[str, Any] = {"task_id": unit, "task_version": task.version}
-        if _needs_side_effects(task) and calls is not None:
-            summary = side_effect_summary(rec, calls)
-            if summary is not None:
-                update["observations"] = trial.observations.model_copy(
-                    update={"side_effects": summary}
-                )
+        if _needs_side_effects(task):
+            summary, error = (
+                side_effect_summary(rec, calls)
+                if calls is not None
+                else (None, "no tool calls captured for this trial")
+            )
+            update["observations"] = trial.observations.model_copy(
+                update={"side_effects": summary, "side_effects_error": error}
+            )
         trial = trial.model_copy(update=update)
         out.append(grade_trial(task, trial, context, cache=cache))
     return out

@@ -123,10 +123,15 @@ class JudgeCalibration(BaseModel):
 
 
 def load_calibration(ref: str | dict[str, Any], base_dir: Path | None = None) -> JudgeCalibration:
-    """A calibration record from a JSON file (cells or a summary) or an inline dict.
+    """A calibration record computed from its label cells (a JSON file or an inline dict).
+
+    The record is always recomputed from the adjudicated human and judge
+    labels (``pointwise_cells``, optionally ``pairwise_cells`` and
+    ``verbosity_control``): a summary typed by hand (kappa and n without the
+    cells behind them) cannot be checked, so it is refused.
 
     Raises:
-        ValueError: Missing file or a record that is neither cells nor a summary.
+        ValueError: Missing file, not UTF-8 JSON, or a record without label cells.
     """
     source = ""
     if isinstance(ref, str):
@@ -135,13 +140,23 @@ def load_calibration(ref: str | dict[str, Any], base_dir: Path | None = None) ->
             path = base_dir / path
         if not path.is_file():
             raise ValueError(f"judge calibration file {path} not found; pass an existing path")
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            payload = json.loads(path.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"judge calibration {path} is not UTF-8 JSON ({exc})") from exc
         source = str(path)
     else:
         payload = dict(ref)
-    if "pointwise_cells" in payload:
+    where = source or "inline calibration"
+    if not isinstance(payload, dict) or not payload.get("pointwise_cells"):
+        raise ValueError(
+            f"{where} has no label cells (pointwise_cells: [{{human, judge, count}}]); a "
+            "calibration is computed from adjudicated labels, not typed in as a summary"
+        )
+    try:
         return JudgeCalibration.from_cells(payload, source)
-    return JudgeCalibration.model_validate({**payload, "source": payload.get("source", source)})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: invalid label cells ({type(exc).__name__}: {exc})") from exc
 
 
 def parse_label(text: str) -> str | None:
@@ -277,6 +292,11 @@ def judge_grader(
 ) -> JudgeGrader:
     """Factory: ``{"name": "judge", "args": {judge_id, rubric, calibration, base_url, ...}}``."""
     record = load_calibration(calibration, context.base_dir) if calibration is not None else None
+    if record is not None and record.judge_id != judge_id:
+        raise ValueError(
+            f"calibration {record.source or 'inline'} measured judge {record.judge_id!r}, but "
+            f"this grader runs judge {judge_id!r}; attach the record of the judge that grades"
+        )
     return JudgeGrader(
         context, judge_id, rubric, record, base_url, model, api_key_env, timeout_s, min_kappa
     )

@@ -23,9 +23,22 @@ from flywheel.evalset.stats._cost import (
     cost_per_accepted_task,
     selection_costs,
 )
+from flywheel.evalset.stats._decision import (
+    CLUSTER_T,
+    NEWCOMBE,
+    ZERO_SPREAD,
+    PairedDecision,
+    cluster_t_interval,
+    decide_cells,
+    decide_deltas,
+    paired_decision,
+    satterthwaite_df,
+    zero_spread_interval,
+)
 from flywheel.evalset.stats._errors import StatsInputError
 from flywheel.evalset.stats._intervals import (
     ResolutionBounds,
+    clustered_rate_interval,
     resolution_bounds,
     wald_interval,
     wilson_interval,
@@ -71,11 +84,13 @@ from flywheel.evalset.stats._passk import (
 from flywheel.evalset.stats._planning import (
     minimum_detectable_effect,
     noninferiority_pairs,
+    noninferiority_tasks,
     normal_half_width,
     normal_interval,
     pairs_to_clear_margin,
     tasks_for_half_width,
     tasks_per_arm,
+    zero_spread_tasks,
 )
 from flywheel.evalset.stats._types import Interval
 from flywheel.evalset.stats._variance import (
@@ -88,6 +103,19 @@ from flywheel.evalset.stats._variance import (
 )
 
 __all__ = [
+    "satterthwaite_df",
+    "zero_spread_tasks",
+    "noninferiority_tasks",
+    "clustered_rate_interval",
+    "zero_spread_interval",
+    "paired_decision",
+    "decide_deltas",
+    "decide_cells",
+    "cluster_t_interval",
+    "PairedDecision",
+    "ZERO_SPREAD",
+    "NEWCOMBE",
+    "CLUSTER_T",
     "FAILURE_ORDER",
     "Allocation",
     "BootstrapResult",

@@ -7,6 +7,7 @@ bounds).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,17 +48,57 @@ def wilson_interval(successes: ArrayLike, n: ArrayLike, confidence: float = 0.95
     x, m = np.broadcast_arrays(x, m)
     if np.any(x > m):
         raise StatsInputError(f"successes={show(successes)} exceed n={show(n)}; pass x <= n")
-    xf = x.astype(np.float64)
-    nf = m.astype(np.float64)
+    lo, hi, point = _wilson(x.astype(np.float64), m.astype(np.float64), z)
+    return Interval(scalar_or_array(lo), scalar_or_array(hi), scalar_or_array(point), confidence)
+
+
+def _wilson(xf: np.ndarray, nf: np.ndarray, z: float) -> tuple[np.ndarray, ...]:
+    """Wilson limits for (possibly fractional) ``x`` of ``n``: ``(lo, hi, point)``."""
     z2 = z * z
     with np.errstate(invalid="ignore", divide="ignore"):
         spread = np.where(nf > 0, xf * (nf - xf) / np.where(nf > 0, nf, 1.0), 0.0)
         point = np.where(nf > 0, xf / np.where(nf > 0, nf, 1.0), np.nan)
     center = (xf + z2 / 2.0) / (nf + z2)
-    half = z / (nf + z2) * np.sqrt(spread + z2 / 4.0)
-    lo = np.where(x == 0, 0.0, np.clip(center - half, 0.0, 1.0))
-    hi = np.where(x == m, 1.0, np.clip(center + half, 0.0, 1.0))
-    return Interval(scalar_or_array(lo), scalar_or_array(hi), scalar_or_array(point), confidence)
+    half = z / (nf + z2) * np.sqrt(np.maximum(spread, 0.0) + z2 / 4.0)
+    lo = np.where(xf <= 0, 0.0, np.clip(center - half, 0.0, 1.0))
+    hi = np.where(xf >= nf, 1.0, np.clip(center + half, 0.0, 1.0))
+    return lo, hi, point
+
+
+def clustered_rate_interval(runs: Sequence[Sequence[float]] | ArrayLike,
+                            confidence: float = 0.95) -> Interval:
+    """A task-clustered interval for a pass rate: Wilson at the effective sample size.
+
+    The rate is the mean of the per-task pass rates (the task is the unit,
+    22.5). Repeated runs of a task are not independent, so the Wilson
+    interval (eq. 2) is computed at the effective sample size
+    ``n_eff = p (1 - p) / SE^2`` with ``SE = s / sqrt(N)`` over the ``N``
+    per-task rates (Korn and Graubard 1998), kept between ``N`` (a task's
+    runs are worth at least one task) and the run count (worth at most
+    independent trials). A rate of 0 or 1, or no spread between tasks,
+    uses ``n_eff = N``. One run per task: exactly the Wilson interval on
+    ``N`` tasks. n = 0 tasks: ``[0, 1]`` with ``point = nan``.
+
+    Raises:
+        StatsInputError: On runs other than 0/1, an empty task or an invalid level.
+    """
+    from flywheel.evalset.stats._outcomes import task_counts
+
+    z = z_two_sided(confidence)
+    n_runs, passes = task_counts(runs, "runs")
+    scores = passes / np.maximum(n_runs, 1)
+    tasks = scores.size
+    if tasks == 0:
+        return Interval(0.0, 1.0, float("nan"), confidence)
+    p = float(scores.mean())
+    total = float(np.sum(n_runs))
+    se2 = float(scores.var(ddof=1)) / tasks if tasks > 1 else 0.0
+    if 0.0 < p < 1.0 and se2 > 0:
+        n_eff = min(max(p * (1 - p) / se2, float(tasks)), total)
+    else:
+        n_eff = float(tasks)
+    lo, hi, _ = _wilson(np.asarray(p * n_eff), np.asarray(n_eff), z)
+    return Interval(float(lo), float(hi), p, confidence)
 
 
 def wald_interval(successes: ArrayLike, n: ArrayLike, confidence: float = 0.95) -> Interval:

@@ -124,6 +124,13 @@ def tasks_per_arm(
     return _ceil(2 * z * z * p * (1 - p) / d**2)
 
 
+def _gain(anticipated_gain: ArrayLike) -> np.ndarray:
+    delta = np.asarray(anticipated_gain, dtype=np.float64)
+    if np.any(~np.isfinite(delta)) or np.any(np.abs(delta) > 1):
+        raise StatsInputError(f"anticipated_gain={show(anticipated_gain)} must lie in [-1, 1]")
+    return delta
+
+
 def noninferiority_pairs(
     anticipated_gain: ArrayLike,
     discordant_fraction: ArrayLike,
@@ -151,22 +158,70 @@ def noninferiority_pairs(
     Raises:
         StatsInputError: If ``delta + Delta <= 0``, ``D < |delta|`` or inputs invalid.
     """
-    delta = np.asarray(anticipated_gain, dtype=np.float64)
+    delta = _gain(anticipated_gain)
     disc = rates(discordant_fraction, "discordant_fraction")
     tol = positive(tolerance, "tolerance")
-    if np.any(~np.isfinite(delta)) or np.any(np.abs(delta) > 1):
-        raise StatsInputError(f"anticipated_gain={show(anticipated_gain)} must lie in [-1, 1]")
     if np.any(disc < np.abs(delta)):
         raise StatsInputError(
             f"discordant_fraction={show(discordant_fraction)} must be at least |anticipated_gain|"
         )
+    return noninferiority_tasks(delta, disc - delta**2, tol, confidence, power)
+
+
+def noninferiority_tasks(
+    anticipated_gain: ArrayLike,
+    task_variance: ArrayLike,
+    tolerance: ArrayLike,
+    confidence: float = 0.95,
+    power: float = 0.8,
+) -> int | np.ndarray:
+    """Tasks for a powered noninferiority plan from the per-task delta variance (13.5.3).
+
+    ``n = (z_{1-alpha/2} + z_{power})^2 var(d_i) / (delta + Delta)^2``: the
+    seed's plan with the per-pair variance ``D - delta^2`` replaced by the
+    variance of the per-task deltas, so the same plan serves designs with
+    several runs per task (each task's delta is then the mean of its runs;
+    the task stays the unit). :func:`noninferiority_pairs` is the one-run case.
+
+    Raises:
+        StatsInputError: If ``delta + Delta <= 0`` or the variance is negative.
+    """
+    delta = _gain(anticipated_gain)
+    var = positive(task_variance, "task_variance", allow_zero=True)
+    tol = positive(tolerance, "tolerance")
     if np.any(delta + tol <= 0):
         raise StatsInputError(
             f"anticipated_gain + tolerance must be positive; a planned loss of "
             f"{show(anticipated_gain)} beyond the margin {show(tolerance)} can never pass"
         )
     z = z_two_sided(confidence) + z_one_sided(power)
-    return _ceil(z * z * (disc - delta**2) / (delta + tol) ** 2)
+    return _ceil(z * z * var / (delta + tol) ** 2)
+
+
+def zero_spread_tasks(
+    observed: ArrayLike, tolerance: ArrayLike, confidence: float = 0.95
+) -> int | np.ndarray:
+    """Tasks at which ``N`` equal deltas ``v`` clear ``-tolerance`` by the exact bound.
+
+    With every task delta equal to ``v`` the lower limit is
+    ``v - (1 + v)(1 - (alpha/2)^(1/N))`` (see ``zero_spread_interval``), so
+    ``N >= ln(alpha/2) / ln(1 - (v + Delta)/(1 + v))``. v = 0, Delta = 0.02
+    at 95 %: 183 tasks.
+
+    Raises:
+        StatsInputError: If ``v + Delta <= 0`` (no count clears) or v is outside [-1, 1).
+    """
+    v = np.asarray(observed, dtype=np.float64)
+    tol = positive(tolerance, "tolerance")
+    z_two_sided(confidence)
+    if np.any(~np.isfinite(v)) or np.any(v <= -1) or np.any(v > 1):
+        raise StatsInputError(f"observed={show(observed)} must be a delta in (-1, 1]")
+    if np.any(v + tol <= 0):
+        raise StatsInputError("observed + tolerance must be positive; no task count clears")
+    share = np.minimum((v + tol) / (1.0 + v), 1.0)
+    with np.errstate(divide="ignore"):
+        n = np.where(share >= 1.0, 1.0, np.log((1 - confidence) / 2) / np.log1p(-share))
+    return _ceil(np.maximum(n, 1.0))
 
 
 def pairs_to_clear_margin(

@@ -85,16 +85,24 @@ SAME = [
 
 
 def rules(**kw: Any) -> GateRules:
+    """A rule whose margin (50 points) six identical tasks can clear, for the other blockers."""
     return GateRules.model_validate(
-        {"margin": 0.05, "bootstrap": {"resamples": 2000, "seed": 1}, **kw}
+        {"margin": 0.5, "bootstrap": {"resamples": 2000, "seed": 1}, **kw}
     )
 
 
-def test_identical_arms_ship(tmp_path: Path) -> None:
+def test_identical_arms_ship_only_with_a_margin_six_tasks_can_show(tmp_path: Path) -> None:
     es = load_evalset(write_evalset(tmp_path / "ev"))
     res = run_gate(es, trials("b", SAME), trials("c", SAME), rules())
     assert res.verdict == "SHIP" and res.exit_code == 0 and res.reasons == []
     assert res.report["paired"]["mean_delta"] == 0.0
+    assert res.report["paired"]["method"] == "zero_spread_exact"
+    # six identical tasks cannot show a 5-point margin: insufficient evidence, with a plan
+    small = run_gate(es, trials("b", SAME), trials("c", SAME), rules(margin=0.05))
+    assert small.verdict == "INSUFFICIENT_EVIDENCE" and small.exit_code == 2
+    assert [r.code for r in small.reasons] == ["insufficient_evidence"]
+    assert "no task delta differs" in small.reasons[0].message
+    assert small.report["paired"]["decision"]["tasks_needed"] == 72
 
 
 def test_critical_side_effect_blocks_even_on_a_diagnostic_criterion(tmp_path: Path) -> None:
@@ -181,13 +189,16 @@ def test_judge_contract(tmp_path: Path) -> None:
     # a mandatory judge with no calibration record blocks, and its passes stay unknown
     es = load_evalset(write_evalset(tmp_path / "a", judge={"judge_id": "j1"}))
     res = run_gate(es, trials("b", SAME), trials("c", SAME), rules())
-    assert [r.code for r in res.reasons] == ["judge_contract"]
+    codes = [r.code for r in res.reasons]
+    assert codes == ["judge_contract", "missing_evidence", "missing_evidence"]
     assert "without a calibration record" in res.reasons[0].message
+    assert "9 candidate trial(s) could not be graded" in res.reasons[2].message
     assert res.report["arms"]["candidate"]["trials"]["unknown"] == 9
     # a calibrated judge below the contract blocks and names the failed measure
     cal = tmp_path / "b" / "cal.json"
     cal.parent.mkdir()
-    cal.write_text((FIX / "judge_calibration.json").read_text())
+    cells = json.loads((FIX / "judge_calibration.json").read_text())
+    cal.write_text(json.dumps({**cells, "judge_id": "j1"}))
     es = load_evalset(
         write_evalset(tmp_path / "b", judge={"judge_id": "j1", "calibration": "cal.json"})
     )
@@ -210,8 +221,10 @@ def test_single_run_per_task_adds_newcombe_and_mcnemar(tmp_path: Path) -> None:
     b = [["pass"], ["fail"], ["pass"], ["fail"], ["pass"], ["pass"]]
     c = [["pass"], ["pass"], ["pass"], ["pass"], ["fail"], ["pass"]]
     p = run_gate(es, trials("b", b), trials("c", c), rules(margin=0.5)).report["paired"]
-    assert p["newcombe_method10"]["point"] == pytest.approx(1 / 6)
-    assert 0.0 < p["mcnemar_exact_p"] <= 1.0
+    d = p["decision"]
+    assert p["method"] == d["method"] == "newcombe_method10"
+    assert d["point"] == pytest.approx(1 / 6) and d["cells"] == [3, 1, 2, 0]
+    assert 0.0 < d["mcnemar_p"] <= 1.0
 
 
 @pytest.mark.parametrize(
@@ -228,15 +241,15 @@ def test_single_run_per_task_adds_newcombe_and_mcnemar(tmp_path: Path) -> None:
                     )
                 ],
             ),
-            "which is not in the eval set",
+            "task 'zz' is not in the eval set",
         ),
         (
             lambda b, c: (b, c + [c[0].model_copy(update={"trial_id": "x"})]),
             "environment 'env-c-0-0' is reused",
         ),
         (
-            lambda b, c: (b, c + [b[0].model_copy(update={"environment_id": "q"})]),
-            "appears more than once",
+            lambda b, c: (b, c + [c[0].model_copy(update={"environment_id": "q"})]),
+            "trial id 'c-0-0' is reused",
         ),
     ],
 )
@@ -299,10 +312,14 @@ def test_undefined_kappa_blocks_and_report_stays_strict_json(tmp_path: Path) -> 
 
     ev = write_evalset(tmp_path / "ev", judge={"judge_id": "j1", "calibration": "cal.json"})
     (ev / "cal.json").write_text(
-        json.dumps({"pointwise_cells": [{"human": "PASS", "judge": "PASS", "count": 50}]})
+        json.dumps(
+            {"judge_id": "j1", "pointwise_cells": [{"human": "PASS", "judge": "PASS", "count": 50}]}
+        )
     )
     res = run_gate(load_evalset(ev), trials("b", SAME), trials("c", SAME), rules())
-    assert [r.code for r in res.reasons] == ["judge_contract"]
+    # the judge's passes stay unknown, so both arms' trials are missing evidence too
+    codes = [r.code for r in res.reasons]
+    assert codes == ["judge_contract", "missing_evidence", "missing_evidence"]
     assert res.report["judge"]["records"]["j1"]["kappa"] is None
     paths = write_report(res, tmp_path / "out")
     json.loads(paths["json"].read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))

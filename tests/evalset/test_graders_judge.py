@@ -149,6 +149,25 @@ def test_calibration_record_from_the_chapter_cells() -> None:
         judge(None, calibration="missing.json")
 
 
+def test_a_calibration_typed_by_hand_or_for_another_judge_is_refused() -> None:
+    """A summary without label cells cannot be checked; a record must name the judge it grades."""
+    summary = {"judge_id": "support-judge-v1", "n": 100, "agreement": 0.95, "kappa": 0.9,
+               "fail_recall": 0.9, "false_acceptance_rate": 0.05,
+               "false_acceptance_interval": [0.01, 0.1], "failure_among_accepted": 0.02,
+               "failure_among_accepted_interval": [0.0, 0.05]}
+    with pytest.raises(UserError, match="no label cells"):
+        judge(None, calibration=summary)
+    with pytest.raises(ValueError, match="no label cells"):
+        load_calibration(summary)
+    cells = json.loads((FIX / "judge_calibration.json").read_text())
+    mismatch = "measured judge 'other-judge'.*runs judge 'support-judge-v1'"
+    with pytest.raises(UserError, match=mismatch):
+        judge(None, calibration={**cells, "judge_id": "other-judge"})
+    anonymous = {k: v for k, v in cells.items() if k != "judge_id"}
+    with pytest.raises(UserError, match="measured judge ''"):
+        judge(None, calibration=anonymous)
+
+
 def test_calibrated_judge_passes_and_fails_through_the_endpoint(endpoint: str) -> None:
     _FakeChat.requests.clear()
     g = judge(endpoint, calibration="judge_calibration.json", model="tiny-judge")
@@ -174,6 +193,7 @@ def test_uncalibrated_judge_cannot_produce_a_pass(endpoint: str) -> None:
     weak = judge(
         endpoint,
         calibration={
+            "judge_id": "support-judge-v1",
             "pointwise_cells": [
                 {"human": "PASS", "judge": "PASS", "count": 9},
                 {"human": "FAIL", "judge": "PASS", "count": 1},
