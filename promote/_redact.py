@@ -1,4 +1,4 @@
-"""Redact a trace: key-path rules, deny lists, Presidio patterns, consistent pseudonyms.
+"""Redact a trace: key-path rules, deny lists, every ``flywheel.pii`` detector, consistent pseudonyms.
 
 Why two passes: a value found anywhere in a trace (an email under an
 ``email`` key, a phone number Presidio saw in a tool result) must get the same
@@ -8,11 +8,19 @@ provenance still holds. Pass one walks every field and registers what it
 finds; pass two rewrites every string, replacing detected spans and every
 literal occurrence of a registered value.
 
+Encoded values are decoded first (``flywheel.pii.segments``): a URL keeps its
+host and path structure and has each query value redacted, a base64 or
+percent-encoded run is decoded, redacted and encoded again, a form body is
+redacted parameter by parameter (key rules apply to parameter names).
+
 Pseudonyms are ``<LABEL_n>`` with ``n`` counted per label in order of first
 appearance within the trace (``<EMAIL_1>``, ``<PHONE_2>``...). Values are
-identified after light canonicalisation (emails case-folded, phone/card/SSN
-digits only, IBAN without spaces), so ``+1 555-010-2000`` and ``15550102000``
-share a pseudonym.
+identified after canonicalisation (emails case-folded; phones by their
+national number, parsed by ``phonenumbers`` with the region inferred from a
+``+``/``00`` prefix or tried over the redacted languages' regions, so
+``+33 6 12 48 73 95`` and ``06 12 48 73 95`` share a pseudonym; card/SSN
+digits only; IBAN upper-case without spaces), and the same identity found in
+a URL, a base64 blob or prose gets the same pseudonym.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from flywheel.promote._redact_detect import Detection, Detector
+from flywheel.pii import PSEUDONYM, Detection, Detector, longest_first, normalise_key, segments
+from flywheel.pii import shared_detector as _shared_detector
 from flywheel.promote._redact_types import (
     RedactedTrace,
     RedactionFinding,
@@ -33,11 +42,20 @@ from flywheel.promote._redact_types import (
     TraceStep,
 )
 
-_NON_ALNUM = re.compile(r"[^a-z0-9]")
 # A NAME-keyed value that is really an identifier (tool name, file name,
 # slug): keep it. Person names have no underscores, dots, slashes or digits.
 _IDENTIFIER = re.compile(r"\A[A-Za-z0-9_.\-/:]*[_.\-/:0-9][A-Za-z0-9_.\-/:]*\Z")
 _NAME_PART = re.compile(r"[^\s,]+")
+# A NAME-keyed value that is one lower-case word ("stripe", "admin") is a handle, not a person.
+_NOT_A_NAME = re.compile(r"\A[a-z0-9]+\Z")
+# Values under a credential key that hold no credential.
+_NOT_A_SECRET = re.compile(
+    r"(?i)\A(?:\*+|x{3,}|null|none|true|false|bearer|basic|redacted|<[^>]*>|\$\{[^}]*\}|.{0,3})\Z"
+)
+# Under a contact-ish key (AUTO): letters then 8+ digits, or digits only: an account number.
+_ACCOUNT_LIKE = re.compile(r"\A(?:[A-Z]{2,4}\d{8,32}|\d{8,20})\Z")
+# Under a contact-ish key (AUTO): one to five capitalised words, nothing else.
+_PERSON_LIKE = re.compile(r"\A[^\W\d_][^\W\d_'’.\-]*(?:[ '’.\-]+[^\W\d_]+){0,4}\.?\Z")
 _ADDRESS_PART = re.compile(r"[^\n,;]+")
 _EXTENSION = re.compile(r"\s*(?:x|ext\.?|#)\s*\d+\s*$", re.IGNORECASE)
 
@@ -46,25 +64,44 @@ _DENY_SCORE = 3.0
 _PROPAGATED_SCORE = 0.01  # at equal length a detection names the rule
 
 
-def normalise_key(key: str) -> str:
-    """Lower-case a JSON key and drop everything but letters and digits."""
-    return _NON_ALNUM.sub("", key.lower())
-
-
 def _canonical(label: str, value: str) -> str:
     """The identity of a value for pseudonym purposes."""
     if label == "PHONE":
-        # Drop an extension, then compare the national part (last ten digits):
-        # "+1 415-555-0132" and "(415) 555-0132" are one number.
-        main = _EXTENSION.split(value, maxsplit=1)[0]
-        digits = "".join(c for c in main if c.isdigit())
-        return digits[-10:] or value.strip()
+        return _phone_identity(value)
     if label in ("CARD", "SSN"):
         digits = "".join(c for c in value if c.isdigit())
         return digits or value.strip()
     if label == "IBAN":
         return value.replace(" ", "").upper()
     return " ".join(value.split()).casefold()
+
+
+_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PT", "BE", "CH", "AT", "IE", "MX")
+
+
+def _phone_identity(value: str) -> str:
+    """The national significant number: one identity for national and international forms."""
+    import phonenumbers
+
+    main = _EXTENSION.split(value, maxsplit=1)[0].strip()
+    if main.lower().startswith("tel:"):
+        main = main[4:]
+    digits = "".join(c for c in main if c.isdigit())
+    if main.lstrip("( ").startswith(("+", "00")):
+        text = "+" + digits[2:] if main.lstrip("( ").startswith("00") else main
+        try:
+            num = phonenumbers.parse(text, None)
+            return str(num.national_number)
+        except phonenumbers.NumberParseException:
+            return digits[-9:] or value.strip()
+    for region in _PHONE_REGIONS:
+        try:
+            num = phonenumbers.parse(main, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(num):
+            return str(num.national_number)
+    return digits.lstrip("0") or value.strip()
 
 
 def _json_path(path: str, key: Any) -> str:
@@ -95,11 +132,19 @@ class _Pseudonyms:
         self._by_value: dict[tuple[str, str], str] = {}
         self._next: Counter[str] = Counter()
         self.literals: dict[str, str] = {}
+        self._name_words: dict[str, str] = {}
         self._min = min_length
 
     def get(self, label: str, value: str) -> str:
         key = (label, _canonical(label, value))
         token = self._by_value.get(key)
+        if token is None and label == "NAME":
+            # "Jane" after "Jane Roe": the same person when every word belongs to one name.
+            words = {w.casefold() for w in _NAME_PART.findall(value)}
+            owners = {self._name_words.get(w) for w in words}
+            if len(owners) == 1 and None not in owners:
+                token = owners.pop()
+                self._by_value[key] = token
         if token is None:
             self._next[label] += 1
             token = f"<{label}_{self._next[label]}>"
@@ -109,6 +154,7 @@ class _Pseudonyms:
             for part in _NAME_PART.findall(value):
                 if len(part) >= 3 and part[0].isupper():
                     self._add_literal(part, token)
+                    self._name_words.setdefault(part.casefold(), token)
         elif label == "ADDRESS":
             for part in _ADDRESS_PART.findall(value):
                 if len(part.strip()) >= 6:
@@ -160,7 +206,7 @@ class Redactor:
         self, policy: RedactionPolicy | None = None, detector: Detector | None = None
     ) -> None:
         self.policy = policy or RedactionPolicy()
-        self.detector = detector or Detector(self.policy.entities)
+        self.detector = detector or _shared_detector(self.policy.entities)
         self._key_rules = {normalise_key(k): v for k, v in self.policy.key_rules.items()}
         self._suffixes = sorted(
             ((normalise_key(k), v) for k, v in self.policy.key_suffixes.items()),
@@ -172,13 +218,8 @@ class Redactor:
                 alts = "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True))
                 self._deny.append((re.compile(alts), label))
         for label, patterns in self.policy.deny_patterns.items():
-            for p in patterns:
-                try:
-                    self._deny.append((re.compile(p), label))
-                except re.error as exc:
-                    raise ValueError(
-                        f"deny pattern {p!r} for {label} is not a valid regex: {exc}"
-                    ) from exc
+            for p in patterns:  # compiled once by the policy's validator already
+                self._deny.append((re.compile(p), label))
         self._key_cache: dict[str, str | None] = {}
 
     def key_label(self, key: str) -> str | None:
@@ -249,6 +290,12 @@ class _TraceJob:
                             )
                         else:
                             new_values[name] = new
+                if step.tool_name:
+                    # A tool name may be a span name ("GET /users/jane@x.org"): redacted as text.
+                    self.loc = (i, step.span_id, "tool_name")
+                    tool = self._text(step.tool_name, "$")
+                    if self.write and tool != step.tool_name:
+                        new_values["tool_name"] = tool
                 out_steps.append(_rebuild(step, new_values) if self.write else step)
         findings = tuple(
             RedactionFinding(step=s, span_id=sid, field=f, path=p, entity=e, rule=rule, count=n)
@@ -282,77 +329,115 @@ class _TraceJob:
 
     def _string(self, s: str, path: str, label: str | None, depth: int) -> str:
         if label is not None and s.strip():
-            if label == "NAME" and (s in self.tool_names or _IDENTIFIER.match(s.strip())):
-                return self._text(s, path)
+            stripped = s.strip()
+            if PSEUDONYM.fullmatch(stripped):
+                return s
             if label == "AUTO":
-                label = self._auto_label(s)
+                label = self._auto_label(stripped)
+                if label is None:
+                    return self._text(s, path, depth)
+            if label == "NAME" and (
+                s in self.tool_names or _IDENTIFIER.match(stripped) or _NOT_A_NAME.match(stripped)
+            ):
+                return self._text(s, path, depth)
+            if label == "SECRET" and _NOT_A_SECRET.match(stripped):
+                return s
+            if label in ("PHONE", "DOB", "IP", "CARD", "IBAN", "SSN") and not any(
+                c.isdigit() for c in stripped
+            ):
+                return self._text(s, path, depth)
             return self._whole(s, path, label)
         if depth < self.r.policy.max_json_depth and len(s) >= 2 and s.lstrip()[:1] in ("{", "["):
             tree, ok = _try_json(s)
             if ok and isinstance(tree, (dict, list)):
                 new = self._node(tree, path, None, depth + 1)
                 return json.dumps(new, ensure_ascii=False) if self.write and new != tree else s
-        return self._text(s, path)
+        return self._text(s, path, depth)
 
-    def _auto_label(self, s: str) -> str:
-        stripped = s.strip()
-        dets = self.r.detector.detect(stripped)
-        if len(dets) == 1 and dets[0].end - dets[0].start >= len(stripped) - 2:
+    def _auto_label(self, s: str) -> str | None:
+        """AUTO keys: the detected type of the whole value, NAME for a person-like value."""
+        dets = self.r.detector.detect(s)
+        if len(dets) == 1 and dets[0].end - dets[0].start >= len(s) - 2:
             return dets[0].label
-        return "NAME"
+        if s[:1].isupper() and _PERSON_LIKE.match(s):
+            return "NAME"
+        if _ACCOUNT_LIKE.match(s.replace(" ", "")):
+            return "ACCOUNT"  # an account number of a scheme no detector knows
+        return None
 
     def _whole(self, s: str, path: str, label: str) -> str:
         token = self.pseudo.get(label, s)
         self._note(path, label, "key")
         return token
 
-    def _text(self, s: str, path: str) -> str:
+    def _decoded(self, path: str, kind: str, depth: int) -> Any:
+        """The callback a segment rewriter calls with a decoded value (and its key, if any)."""
+
+        def on_text(decoded: str, key: str | None) -> str:
+            sub = f"{path}<{kind}>"
+            label = self.r.key_label(key) if key else None
+            if depth >= 4:
+                return decoded
+            return self._string(decoded, sub, label, depth + 1)
+
+        return on_text
+
+    def _text(self, s: str, path: str, depth: int = 0) -> str:
+        segs = segments(s) if depth < 4 and len(s) >= 8 else []
         spans: list[tuple[Detection, str]] = []
         for pattern, label in self.r._deny:
             for m in pattern.finditer(s):
                 if m.end() > m.start():
                     spans.append((Detection(m.start(), m.end(), label, _DENY_SCORE), "deny"))
         for det in self.r.detector.detect(s):
-            spans.append((det, "pattern"))
+            spans.append((det, "pattern" if det.rule == "pattern" else det.rule))
         if self.write and self.pseudo.literals:
             for start, end in self.pseudo.occurrences(s):
                 spans.append((Detection(start, end, "", _PROPAGATED_SCORE), "propagated"))
-        if not spans:
+        # A secret covering a whole encoded run wins (a JWT is one credential); other
+        # detections inside an encoded run give way to the decoded run's own redaction.
+        kept_segs = [
+            g
+            for g in segs
+            if not any(
+                d.label == "SECRET" and d.start <= g.start and g.end <= d.end for d, _ in spans
+            )
+        ]
+        spans = [
+            (d, rule)
+            for d, rule in spans
+            if all(d.end <= g.start or d.start >= g.end for g in kept_segs)
+        ]
+        rewritten = {id(g): g.rewrite(self._decoded(path, g.kind, depth)) for g in kept_segs}
+        if not spans and all(rewritten[id(g)] == s[g.start : g.end] for g in kept_segs):
             return s
         rule_of = {id(d): rule for d, rule in spans}
-        chosen = _longest_first([d for d, _ in spans])
+        chosen = longest_first([d for d, _ in spans])
         if not self.write:
             for d in chosen:
-                self.pseudo.get(d.label, s[d.start : d.end])
+                if d.label:
+                    self.pseudo.get(d.label, s[d.start : d.end])
             return s
-        parts: list[str] = []
-        pos = 0
+        pieces: list[tuple[int, int, str]] = [
+            (g.start, g.end, rewritten[id(g)])
+            for g in kept_segs
+            if rewritten[id(g)] != s[g.start : g.end]
+        ]
         for d in chosen:
             value = s[d.start : d.end]
-            if d.label:
-                token = self.pseudo.get(d.label, value)
-            else:
-                token = self.pseudo.literals[value]
+            token = self.pseudo.get(d.label, value) if d.label else self.pseudo.literals[value]
             label = token[1 : token.rindex("_")]
             self._note(path, label, rule_of[id(d)])
-            parts.append(s[pos : d.start])
-            parts.append(token)
-            pos = d.end
+            pieces.append((d.start, d.end, token))
+        pieces.sort()
+        parts: list[str] = []
+        pos = 0
+        for start, end, text in pieces:
+            parts.append(s[pos:start])
+            parts.append(text)
+            pos = end
         parts.append(s[pos:])
         return "".join(parts)
-
-
-def _longest_first(found: list[Detection]) -> list[Detection]:
-    """Non-overlapping spans, longest first, then by score.
-
-    Longest first: a whole email beats a name found inside it.
-    """
-    chosen: list[Detection] = []
-    for det in sorted(found, key=lambda d: (-(d.end - d.start), -d.score, d.start)):
-        if all(det.end <= c.start or det.start >= c.end for c in chosen):
-            chosen.append(det)
-    chosen.sort(key=lambda d: d.start)
-    return chosen
 
 
 def step_text(step: TraceStep, name: str) -> str:

@@ -9,12 +9,16 @@ model because it is read from a file that is versioned with the eval set.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from flywheel.pii import ALL_ENTITIES, KEY_LABELS, check_entities, normalise_key
+from flywheel.pii import DEFAULT_KEY_RULES as _PII_KEY_RULES
+from flywheel.pii import DEFAULT_KEY_SUFFIXES as _PII_KEY_SUFFIXES
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: The text-bearing fields of a step, in the order they are processed.
 STEP_FIELDS: tuple[str, ...] = ("input_text", "arguments", "result", "output_text")
@@ -142,130 +146,31 @@ class RedactedTrace:
     report: RedactionReport
 
 
-# Keys are compared after lower-casing and dropping everything but letters and
-# digits: "firstName", "first_name" and "First-Name" are all "firstname".
-DEFAULT_KEY_RULES: dict[str, str] = {
-    **dict.fromkeys(
-        ["email", "emailaddress", "mail", "useremail", "customeremail", "contactemail"], "EMAIL"
-    ),
-    **dict.fromkeys(
-        [
-            "phone",
-            "phonenumber",
-            "telephone",
-            "tel",
-            "mobile",
-            "mobilenumber",
-            "cellphone",
-            "cell",
-            "fax",
-        ],
-        "PHONE",
-    ),
-    **dict.fromkeys(
-        [
-            "name",
-            "fullname",
-            "firstname",
-            "lastname",
-            "givenname",
-            "familyname",
-            "surname",
-            "middlename",
-            "displayname",
-            "customername",
-            "contactname",
-            "cardholder",
-            "cardholdername",
-            "accountholder",
-            "accountholdername",
-            "payee",
-            "payer",
-            "beneficiary",
-        ],
-        "NAME",
-    ),
-    **dict.fromkeys(
-        [
-            "address",
-            "streetaddress",
-            "street",
-            "addressline1",
-            "addressline2",
-            "homeaddress",
-            "billingaddress",
-            "shippingaddress",
-            "mailingaddress",
-            "postaladdress",
-        ],
-        "ADDRESS",
-    ),
-    **dict.fromkeys(
-        ["card", "cardnumber", "creditcard", "creditcardnumber", "ccnumber", "pan"], "CARD"
-    ),
-    **dict.fromkeys(["iban", "ibancode", "bankaccount", "accountnumber"], "IBAN"),
-    **dict.fromkeys(["ssn", "socialsecuritynumber", "nationalid", "taxid"], "SSN"),
-    **dict.fromkeys(["ip", "ipaddress", "clientip", "remoteaddr", "remoteip"], "IP"),
-    **dict.fromkeys(["dob", "dateofbirth", "birthdate", "birthday"], "DOB"),
-    # Contact-ish keys hold an email, a phone, an IBAN or a name: the value's
-    # own detection picks the type, NAME otherwise.
-    **dict.fromkeys(
-        [
-            "recipient",
-            "recipients",
-            "sender",
-            "cc",
-            "bcc",
-            "attendees",
-            "participants",
-            "contact",
-            "contacts",
-        ],
-        "AUTO",
-    ),
-}
-
-#: Normalised key suffixes; the longest matching suffix wins ("ipaddress" beats "address").
-DEFAULT_KEY_SUFFIXES: dict[str, str] = {
-    "email": "EMAIL",
-    "emailaddress": "EMAIL",
-    "phone": "PHONE",
-    "phonenumber": "PHONE",
-    "firstname": "NAME",
-    "lastname": "NAME",
-    "fullname": "NAME",
-    "surname": "NAME",
-    "ipaddress": "IP",
-    "address": "ADDRESS",
-    "iban": "IBAN",
-    "cardnumber": "CARD",
-    "ssn": "SSN",
-}
+#: Default key rules and suffixes: the multilingual vocabulary of ``flywheel.pii``.
+DEFAULT_KEY_RULES: dict[str, str] = dict(_PII_KEY_RULES)
+DEFAULT_KEY_SUFFIXES: dict[str, str] = dict(_PII_KEY_SUFFIXES)
+_LABEL = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
 
 
 class RedactionPolicy(BaseModel):
-    """Which keys, patterns and deny-listed strings are redacted.
+    """Which entities, keys, patterns and deny-listed strings are redacted.
 
-    Read from the promotion policy file; every field has a safe default.
+    Read from the promotion policy file; every field has a safe default. A bad
+    policy (unknown entity type, a regular expression that does not compile, a
+    key rule whose key folds to nothing so it can match no key, a label that
+    is not ``A-Z0-9_``) is refused with a message naming the entry.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     entities: tuple[str, ...] = Field(
-        default=(
-            "EMAIL_ADDRESS",
-            "PHONE_NUMBER",
-            "CREDIT_CARD",
-            "IBAN_CODE",
-            "IP_ADDRESS",
-            "US_SSN",
-        ),
-        description="Presidio entities detected in free text.",
+        default=ALL_ENTITIES,
+        description="Entity types detected in free text: " + ", ".join(ALL_ENTITIES) + ".",
     )
     key_rules: dict[str, str] = Field(
         default_factory=lambda: dict(DEFAULT_KEY_RULES),
         description="Normalised JSON key -> label; the whole value under that key is redacted. "
-        "Label AUTO means: the detected entity type, NAME otherwise.",
+        "Label AUTO means: the detected entity type, NAME for a person-like value.",
     )
     key_suffixes: dict[str, str] = Field(
         default_factory=lambda: dict(DEFAULT_KEY_SUFFIXES),
@@ -285,3 +190,42 @@ class RedactionPolicy(BaseModel):
     max_json_depth: int = Field(
         default=3, description="How many levels of JSON-inside-a-JSON-string are parsed."
     )
+
+    @field_validator("entities")
+    @classmethod
+    def _known_entities(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return check_entities(v)
+
+    @field_validator("key_rules", "key_suffixes")
+    @classmethod
+    def _keys_match_something(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, label in v.items():
+            if not normalise_key(key):
+                raise ValueError(
+                    f"key rule {key!r} matches no key (it has no letters or digits); "
+                    "name the JSON key whose value to redact"
+                )
+            if not _LABEL.match(str(label)):
+                raise ValueError(
+                    f"key rule {key!r}: label {label!r} is not a label; use one of "
+                    + ", ".join(KEY_LABELS)
+                )
+        return v
+
+    @field_validator("deny_patterns")
+    @classmethod
+    def _patterns_compile(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for label, patterns in v.items():
+            for pat in patterns:
+                try:
+                    compiled = re.compile(pat)
+                except re.error as exc:
+                    raise ValueError(
+                        f"deny pattern {pat!r} for {label} is not a valid regular expression: {exc}"
+                    ) from None
+                if compiled.match(""):
+                    raise ValueError(
+                        f"deny pattern {pat!r} for {label} matches the empty string; "
+                        "it would redact nothing useful"
+                    )
+        return v

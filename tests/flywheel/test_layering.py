@@ -26,6 +26,7 @@ ALLOWED: dict[str, set[str]] = {
 #: app plumbing, the public value-identity module).
 CORE_SHARED = {
     "flywheel._clikit", "flywheel._app", "flywheel._lazy", "flywheel.values", "flywheel.errors",
+    "flywheel.pii",
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 from flywheel.promote import RedactionPolicy, TraceStep
 from flywheel.promote._redact import Redactor, normalise_key
 from flywheel.promote._redact_batch import redact_traces, shutdown_pools
-from flywheel.promote._redact_detect import triggered_entities
+from flywheel.pii._patterns import triggered_entities
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -166,7 +166,11 @@ def test_deny_lists_and_custom_key_rules() -> None:
     assert out.steps[0].input_text == "Ask <EMPLOYEE_1> about <PROJECT_1>"
     args = json.loads(out.steps[1].arguments or "")
     assert args["customerRef"] == "<CUSTOMER_1>"
-    assert args["name"] == "Ann Lee"  # default key rules replaced by this policy's own
+    # The policy's key rules replace the defaults: "name" is no key rule here, so the
+    # value is caught by the name detector, not by the key.
+    assert args["name"] == "<NAME_1>"
+    rules = {f.rule for f in out.report.findings if f.path == "$.name"}
+    assert rules == {"name"}
 
 
 def test_bad_deny_pattern_names_the_pattern() -> None:

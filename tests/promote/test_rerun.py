@@ -34,14 +34,14 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def one(store: Store) -> tuple[Store, str]:
-    """One drafted candidate whose trace names a person and holds an odd key."""
+    """One drafted candidate naming a person no detector knows (no first name, no cue) under an odd key."""
     insert(
         store,
         agent_trace(
             tid(7),
-            "Pay the invoice Lee Smith sent me, reference kept by Marta.",
-            [("pay_invoice", {"holder_ref": "Marta Quinn", "amount": 40}, {"ok": True})],
-            "Paid 40 EUR to Lee Smith.",
+            "Pay the invoice Zorq Vantablack sent me, reference kept by the office.",
+            [("pay_invoice", {"holder_ref": "Qwyn Barrowmere", "amount": 40}, {"ok": True})],
+            "Paid 40 EUR to Zorq Vantablack.",
             root_attrs={"flywheel.slice": "payments"},
         ),
     )
@@ -60,9 +60,9 @@ def _all_text(store: Store, cid: str) -> str:
 async def test_rerun_adds_entities_redrafts_and_keeps_rules(one: tuple[Store, str]) -> None:
     store, cid = one
     before = get_candidate(store, cid)
-    assert "NAME" not in before.report()["counts"] and "Lee Smith" in before.redacted_steps
+    assert "NAME" not in before.report()["counts"] and "Zorq Vantablack" in before.redacted_steps
     record_event(store, cid, "claim", "alice", 0)
-    st = redact_candidate(store, cid, "alice", 1, deny_strings={"NAME": ["Lee Smith"]})
+    st = redact_candidate(store, cid, "alice", 1, deny_strings={"NAME": ["Zorq Vantablack"]})
     assert st.last is not None
     assert (st.version, st.status, st.last.kind, st.last.reviewer) == (
         2,
@@ -73,7 +73,7 @@ async def test_rerun_adds_entities_redrafts_and_keeps_rules(one: tuple[Store, st
     assert st.last.reason == "redaction re-run: deny NAME x1"  # label and count, never the value
     after = get_candidate(store, cid)
     assert after.report()["counts"]["NAME"] >= 2
-    assert "Lee Smith" not in _all_text(store, cid)
+    assert "Zorq Vantablack" not in _all_text(store, cid)
     task = review_state(store, after).task
     assert task["prompt"].startswith("Pay the invoice <NAME_1>")
     judge = next(c for c in task["criteria"] if c["id"] == "reply-judge")
@@ -81,9 +81,9 @@ async def test_rerun_adds_entities_redrafts_and_keeps_rules(one: tuple[Store, st
     assert task["metadata"]["redaction"]["counts"]["NAME"] >= 2
     # A key rule later: the deny string is kept, the key value goes too.
     st = redact_candidate(store, cid, "alice", 2, key_rules={"holder_ref": "name"})
-    assert stored_rules(store, cid) == ({"holder_ref": "NAME"}, {"NAME": ["Lee Smith"]})
+    assert stored_rules(store, cid) == ({"holder_ref": "NAME"}, {"NAME": ["Zorq Vantablack"]})
     text = _all_text(store, cid)
-    assert "Lee Smith" not in text and "Marta" not in text
+    assert "Zorq Vantablack" not in text and "Qwyn" not in text
     assert any(
         f["path"] == "$.holder_ref" and f["rule"] == "key"
         for f in get_candidate(store, cid).report()["findings"]
@@ -102,9 +102,9 @@ async def test_reviewer_text_is_redacted_with_the_trace_pseudonyms(one: tuple[St
     store, cid = one
     record_event(store, cid, "claim", "alice", 0)
     task = review_state(store, get_candidate(store, cid)).task
-    task["prompt"] = "Pay what Lee Smith asked for."
+    task["prompt"] = "Pay what Zorq Vantablack asked for."
     record_event(store, cid, "edit", "alice", 1, task=task)
-    redact_candidate(store, cid, "alice", 2, deny_strings={"NAME": ["Lee Smith"]})
+    redact_candidate(store, cid, "alice", 2, deny_strings={"NAME": ["Zorq Vantablack"]})
     st = review_state(store, get_candidate(store, cid))
     assert st.task["prompt"] == "Pay what <NAME_1> asked for." and st.edited
     findings = get_candidate(store, cid).report()["findings"]
@@ -133,7 +133,7 @@ async def test_redact_route(one: tuple[Store, str]) -> None:
     store, cid = one
     app = create_app(Settings(), store)
     h = {"X-Flywheel-Reviewer": "alice"}
-    body = {"base_version": 1, "key_rules": {}, "deny_strings": {"NAME": ["Lee Smith"]}}
+    body = {"base_version": 1, "key_rules": {}, "deny_strings": {"NAME": ["Zorq Vantablack"]}}
     url = f"/api/promote/candidates/{cid}/redact"
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
         assert (await c.post(url, json=body)).status_code == 400  # no reviewer
@@ -154,7 +154,7 @@ async def test_redact_route(one: tuple[Store, str]) -> None:
         d = (await c.get(f"/api/promote/candidates/{cid}")).json()
         assert d["redaction_report"]["counts"]["NAME"] >= 2
         assert d["review"]["events"][-1]["kind"] == "redact"
-        assert "Lee Smith" not in json.dumps(d)
+        assert "Zorq Vantablack" not in json.dumps(d)
         row = (await c.get("/api/promote/queue")).json()["items"][0]
         assert row["sampled_at"] == get_candidate(store, cid).sampled_at > 0
         assert row["flagged_arguments"] == 0

@@ -1,23 +1,23 @@
-"""Free-text PII detection: cheap triggers, then Presidio, then a cache.
+"""Pattern entities (email, phone, card, IBAN, IP, SSN): cheap triggers, then Presidio.
 
 Why: Presidio over every string of every span is too slow for a trace store
 (~200 texts/s with all recognizers). Most strings cannot hold a pattern
 entity at all, and each recognizer has a cheap necessary condition (an email
 needs ``@``, a phone at least seven digits, ...). So each text is asked only
 for the entities its triggers allow, id-like strings are skipped, and results
-are cached by text because traces repeat the same strings (system prompts,
-message histories replayed in every model call, identical tool results).
+are cached by text (in ``_detector``) because traces repeat the same strings.
+IBANs written in lower case (``gb33 bukb ...``) are upper-cased for the
+recognizer, whose pattern is upper-case only.
 """
 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from flywheel.promote._redact_engine import SCORE_THRESHOLD, build_analyzer, empty_artifacts
+from flywheel.pii._engine import SCORE_THRESHOLD, empty_artifacts, shared_analyzer
+from flywheel.pii._types import Detection
 
 #: Presidio entity -> the label used in pseudonyms and reports.
 ENTITY_LABELS: dict[str, str] = {
@@ -36,6 +36,7 @@ _SSN_CONTEXT_WINDOW = 30
 
 _DIGITS = str.maketrans("", "", "0123456789")
 _IBAN_TRIGGER = re.compile(r"[A-Za-z]{2}\d{2}")
+_IBAN_LOWER = re.compile(r"\b[a-z]{2}\d{2}(?:[ ]?[a-z0-9]{4}){2,7}(?:[ ]?[a-z0-9]{1,4})?\b")
 _IP_TRIGGER = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:")
 # Strings that are entirely an identifier, timestamp or number-with-unit: they
 # cannot be one of our entities and are common in tool arguments.
@@ -50,16 +51,6 @@ _ID_LIKE = re.compile(
     )\Z""",
     re.VERBOSE,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Detection:
-    """One entity occurrence in a text (offsets into that text)."""
-
-    start: int
-    end: int
-    label: str
-    score: float
 
 
 def triggered_entities(text: str, wanted: Sequence[str]) -> list[str]:
@@ -106,63 +97,47 @@ def resolve_overlaps(found: list[Detection]) -> list[Detection]:
     return chosen
 
 
-class Detector:
-    """Trigger-gated, cached Presidio detection of pattern entities.
+class PatternDetector:
+    """Trigger-gated Presidio detection of the pattern entities.
 
     Args:
         entities: Presidio entity names to detect (subset of ``ENTITY_LABELS``).
         analyzer: A prebuilt offline ``AnalyzerEngine``; built if omitted.
-        cache_size: Texts whose detections are remembered (LRU).
     """
 
-    def __init__(
-        self,
-        entities: Sequence[str] = tuple(ENTITY_LABELS),
-        analyzer: Any | None = None,
-        cache_size: int = 50_000,
-    ) -> None:
-        unknown = [e for e in entities if e not in ENTITY_LABELS]
-        if unknown:
-            raise ValueError(f"unsupported entities {unknown}; choose from {sorted(ENTITY_LABELS)}")
-        self.entities = tuple(entities)
-        self._analyzer = analyzer if analyzer is not None else build_analyzer()
+    def __init__(self, entities: Sequence[str] = tuple(ENTITY_LABELS), analyzer: Any = None) -> None:
+        self.entities = tuple(e for e in entities if e in ENTITY_LABELS)
+        self._analyzer = analyzer if analyzer is not None else shared_analyzer()
         self._artifacts = empty_artifacts(self._analyzer)
-        self._cache: OrderedDict[str, tuple[Detection, ...]] = OrderedDict()
-        self._cache_size = cache_size
-        self.calls = 0
-        self.hits = 0
         self.analyzed = 0
 
-    def detect(self, text: str) -> tuple[Detection, ...]:
-        """Return the non-overlapping detections in ``text`` (cached)."""
-        self.calls += 1
-        cached = self._cache.get(text)
-        if cached is not None:
-            self.hits += 1
-            self._cache.move_to_end(text)
-            return cached
+    def detect(self, text: str) -> list[Detection]:
+        """Detections of the pattern entities in ``text`` (overlaps not resolved)."""
         wanted = triggered_entities(text, self.entities)
-        result: tuple[Detection, ...] = ()
-        if wanted:
-            self.analyzed += 1
-            raw = self._analyzer.analyze(
-                text=text,
-                language="en",
-                entities=wanted,
-                nlp_artifacts=self._artifacts,
-                score_threshold=0.0,
-            )
-            kept = []
-            for r in raw:
-                score = r.score
-                if r.entity_type == "US_SSN" and score < SCORE_THRESHOLD:
-                    before = text[max(0, r.start - _SSN_CONTEXT_WINDOW) : r.start]
-                    if _SSN_CONTEXT.search(before):
-                        score = 0.5
-                if score >= SCORE_THRESHOLD:
-                    kept.append(Detection(r.start, r.end, ENTITY_LABELS[r.entity_type], score))
-            result = tuple(resolve_overlaps(kept))
-        self._cache[text] = result
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-        return result
+        if not wanted:
+            return []
+        self.analyzed += 1
+        probe = text
+        if "IBAN_CODE" in wanted and _IBAN_LOWER.search(text):
+            # Same length, so offsets hold: upper-case the lower-case IBAN candidates.
+            probe = _IBAN_LOWER.sub(lambda m: m.group().upper(), text)
+        raw = self._analyzer.analyze(
+            text=probe,
+            language="en",
+            entities=wanted,
+            nlp_artifacts=self._artifacts,
+            score_threshold=0.0,
+        )
+        kept = []
+        for r in raw:
+            if probe is not text and r.entity_type != "IBAN_CODE":
+                if text[r.start : r.end] != probe[r.start : r.end]:
+                    continue  # found only in the upper-cased copy: not that entity
+            score = r.score
+            if r.entity_type == "US_SSN" and score < SCORE_THRESHOLD:
+                before = text[max(0, r.start - _SSN_CONTEXT_WINDOW) : r.start]
+                if _SSN_CONTEXT.search(before):
+                    score = 0.5
+            if score >= SCORE_THRESHOLD:
+                kept.append(Detection(r.start, r.end, ENTITY_LABELS[r.entity_type], score, "pattern"))
+        return kept

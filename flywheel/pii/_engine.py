@@ -10,13 +10,14 @@ imported.
 
 Recognizer choice (measured, see NOTES.md "Presidio, offline"): the phone
 recognizer runs ``phonenumbers`` once per region and was ~85 % of the time
-with Presidio's eight default regions, so we keep four regions (US, GB, DE,
-FR) and only call it on text with at least seven digits (see
-``_redact_detect.triggered_entities``).
+over whole texts, so it runs only on phone-shaped windows of texts with at
+least seven digits (see ``_patterns.triggered_entities``), which makes the
+eight regions of the languages we redact affordable.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -57,7 +58,7 @@ from spacy.tokens import Doc  # noqa: E402
 tldextract.extract = tldextract.TLDExtract(suffix_list_urls=())  # type: ignore[assignment]
 
 #: Phone regions kept (each region is one phonenumbers pass over the text).
-PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR")
+PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PT")
 
 #: Presidio entity names this engine can report.
 ENGINE_ENTITIES: tuple[str, ...] = (
@@ -107,7 +108,7 @@ class NoContextEnhancer(ContextAwareEnhancer):
     Presidio's lemma context enhancer (plus the spaCy tokenisation it needs)
     was ~45 % of analyzer time here; the one case where context decides --
     a bare nine-digit number after "SSN" -- is handled by a cheap rule in
-    ``_redact_detect`` instead.
+    ``_patterns`` instead.
     """
 
     def __init__(self) -> None:
@@ -176,9 +177,17 @@ def _is_phone_shaped(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else " "
     if before.isalnum() or before in "-_/.:#" or after.isalnum() or after in "_:/":
         return False
+    if after in ".," and text[end + 1 : end + 2].isdigit():
+        return False  # a build or version number (20250313.4), a decimal
     number = text[start:end]
     if _DATE_LIKE.match(number):
         return False
+    groups = number.split(".")
+    if len(groups) > 1 and all(g.isdigit() for g in groups):
+        # Dots only: a phone is 3.3.4 (North America) or pairs (01.23.45.67.89),
+        # a version or build id is anything else (4.10.07030, 3.11.9).
+        sizes = [len(g) for g in groups]
+        return sizes == [3, 3, 4] or (len(sizes) >= 4 and all(n == 2 for n in sizes[1:]))
     if number.isdigit():
         lead = text[max(0, start - _PHONE_CONTEXT_WINDOW) : start].lower()
         return any(word in lead for word in PHONE_CONTEXT)
@@ -209,6 +218,12 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
                 if _is_phone_shaped(text, r.start, r.end):
                     results.append(r)
         return EntityRecognizer.remove_duplicates(results)
+
+
+@functools.lru_cache(maxsize=4)
+def shared_analyzer(phone_regions: tuple[str, ...] = PHONE_REGIONS) -> AnalyzerEngine:
+    """One analyzer per process and region set (building one costs ~0.5 s)."""
+    return build_analyzer(phone_regions)
 
 
 def build_analyzer(phone_regions: Sequence[str] = PHONE_REGIONS) -> AnalyzerEngine:

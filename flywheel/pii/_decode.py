@@ -1,0 +1,158 @@
+"""Encoded stretches of a string, decoded so detectors see what they hold.
+
+A value hidden in ``?email=jane%40example.org``, in a base64 attachment or
+a form body is invisible to a detector reading the raw text. ``segments``
+finds such stretches; each comes with a rewriter that decodes it, hands the
+decoded text (and, for query and form parameters, the parameter name, so key
+rules apply) to a callback, and encodes the callback's answer the same way:
+
+- URLs (``scheme://``): the host and the path structure stay; every query
+  and fragment parameter value, each path segment and a userinfo password
+  are handed over decoded (RFC 3986 percent-decoding, ``+`` as space in
+  queries);
+- ``application/x-www-form-urlencoded`` bodies (``a=1&b=2``, WHATWG URL);
+- base64 and base64url runs of 16+ characters (RFC 4648) that decode to
+  printable UTF-8 text; binary data is not text and is left alone;
+- other percent-encoded runs (``jane%40example.org``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: ``on_text(decoded, key)`` returns the (possibly redacted) decoded text.
+OnText = Callable[[str, "str | None"], str]
+
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,15}://[^\s\"'<>`\\]+")
+_FORM = re.compile(r"\A[\w.\-\[\]%+]+=[^&=\s]*(?:&[\w.\-\[\]%+]+=[^&\s]*)+\Z")
+_B64 = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}(?![A-Za-z0-9+/=_\-])")
+_PCT = re.compile(r"[\w.\-+~]*(?:%[0-9A-Fa-f]{2}[\w.\-+~]*)+")
+_SAFE = "<>_-.~@"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """An encoded stretch ``text[start:end]`` and how to rewrite it."""
+
+    start: int
+    end: int
+    kind: str
+    rewrite: Callable[[OnText], str]
+
+
+def _quote(text: str, plus: bool) -> str:
+    return urllib.parse.quote_plus(text, safe=_SAFE) if plus else urllib.parse.quote(text, safe=_SAFE)
+
+
+def _rewrite_pairs(query: str, on_text: OnText, sep: str = "&") -> str:
+    parts = []
+    for pair in query.split(sep):
+        k, eq, v = pair.partition("=")
+        if not eq:
+            parts.append(pair)
+            continue
+        dk = urllib.parse.unquote_plus(k)
+        dv = urllib.parse.unquote_plus(v)
+        nv = on_text(dv, dk) if dv else dv
+        parts.append(pair if nv == dv else f"{k}={_quote(nv, plus=True)}")
+    return sep.join(parts)
+
+
+def rewrite_url(url: str, on_text: OnText) -> str:
+    """``url`` with its path segments, userinfo password, query and fragment values rewritten."""
+    try:
+        sp = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url
+    netloc = sp.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, pw = userinfo.partition(":")
+        nu = on_text(urllib.parse.unquote(user), "username") if user else user
+        npw = on_text(urllib.parse.unquote(pw), "password") if pw else pw
+        netloc = f"{_quote(nu, False) if nu != urllib.parse.unquote(user) else user}"
+        if colon:
+            netloc += ":" + (pw if npw == urllib.parse.unquote(pw) else _quote(npw, False))
+        netloc += "@" + host
+    segs = []
+    for seg in sp.path.split("/"):
+        dec = urllib.parse.unquote(seg)
+        new = on_text(dec, None) if len(dec) >= 4 else dec
+        segs.append(seg if new == dec else _quote(new, False))
+    query = _rewrite_pairs(sp.query, on_text) if sp.query else sp.query
+    frag = sp.fragment
+    if frag:
+        frag = _rewrite_pairs(frag, on_text) if "=" in frag else frag
+    return urllib.parse.urlunsplit((sp.scheme, netloc, "/".join(segs), query, frag))
+
+
+def decode_base64(token: str) -> str | None:
+    """The UTF-8 text a base64/base64url token decodes to, or None (binary, not base64)."""
+    core = token.rstrip("=")
+    if len(core) < 16 or core.isalpha() or core.isdigit():
+        return None
+    pad = core + "=" * (-len(core) % 4)
+    urlsafe = "-" in core or "_" in core
+    try:
+        raw = (base64.urlsafe_b64decode if urlsafe else base64.b64decode)(pad)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    if len(text) < 4 or sum(c.isprintable() or c in "\n\r\t" for c in text) < 0.95 * len(text):
+        return None
+    return text
+
+
+def _rewrite_base64(token: str, on_text: OnText) -> str:
+    text = decode_base64(token)
+    if text is None:
+        return token
+    new = on_text(text, None)
+    if new == text:
+        return token
+    urlsafe = "-" in token or "_" in token
+    enc = (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(new.encode()).decode()
+    padded = token.endswith("=") or len(token) % 4 == 0  # unpadded style only if it was
+    return enc if padded else enc.rstrip("=")
+
+
+def _rewrite_pct(run: str, on_text: OnText) -> str:
+    dec = urllib.parse.unquote(run)
+    new = on_text(dec, None)
+    return run if new == dec else _quote(new, False)
+
+
+def segments(text: str) -> list[Segment]:
+    """The encoded stretches of ``text``, not overlapping, in order."""
+    out: list[Segment] = []
+    if _FORM.match(text):
+        return [Segment(0, len(text), "form", lambda f: _rewrite_pairs(text, f))]
+    taken: list[tuple[int, int]] = []
+    if "://" in text:
+        for m in _URL.finditer(text):
+            url = m.group().rstrip(".,;:)]}!?")
+            out.append(Segment(m.start(), m.start() + len(url), "url", lambda f, u=url: rewrite_url(u, f)))
+            taken.append((m.start(), m.start() + len(url)))
+
+    def free(s: int, e: int) -> bool:
+        return all(e <= a or s >= b for a, b in taken)
+
+    if len(text) >= 16:
+        for m in _B64.finditer(text):
+            if free(m.start(), m.end()) and decode_base64(m.group()) is not None:
+                tok = m.group()
+                out.append(Segment(m.start(), m.end(), "base64", lambda f, t=tok: _rewrite_base64(t, f)))
+                taken.append((m.start(), m.end()))
+    if "%" in text:
+        for m in _PCT.finditer(text):
+            if free(m.start(), m.end()):
+                run = m.group()
+                out.append(Segment(m.start(), m.end(), "percent", lambda f, r=run: _rewrite_pct(r, f)))
+                taken.append((m.start(), m.end()))
+    out.sort(key=lambda s: s.start)
+    return out

@@ -1,0 +1,142 @@
+"""Which JSON keys (and query parameters, header names) hold which kind of value.
+
+Keys are compared after folding: lower case, accents removed, ``ß`` -> ``ss``,
+everything but letters and digits dropped, so ``firstName``, ``first_name``,
+``First-Name`` are ``firstname`` and ``contraseña``, ``Straße`` are
+``contrasena``, ``strasse``. The vocabulary covers English, German, French,
+Spanish, Italian, Portuguese and Dutch field names as they appear in forms,
+CRMs and HR systems, and the credential names of HTTP (RFC 9110
+``Authorization``, RFC 6265 ``Cookie``), OAuth 2.0 (RFC 6749 ``access_token``,
+``refresh_token``, ``client_secret``, ``code``) and common configuration files.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
+
+#: Labels a key rule may name (``AUTO``: the value's own detected type, NAME otherwise).
+KEY_LABELS: tuple[str, ...] = (
+    "EMAIL",
+    "PHONE",
+    "NAME",
+    "ADDRESS",
+    "CARD",
+    "IBAN",
+    "SSN",
+    "NATIONAL_ID",
+    "IP",
+    "DOB",
+    "SECRET",
+    "AUTO",
+)
+
+
+@lru_cache(maxsize=65536)
+def normalise_key(key: str) -> str:
+    """Fold a key for comparison (see the module docstring)."""
+    folded = unicodedata.normalize("NFKD", key.lower().replace("ß", "ss"))
+    return _NON_ALNUM.sub("", "".join(c for c in folded if not unicodedata.combining(c)))
+
+
+def _rules(**groups: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for label, words in groups.items():
+        for w in words.split():
+            out[normalise_key(w)] = label
+    return out
+
+
+#: Whole-key rules: the value under such a key is redacted whatever it looks like.
+DEFAULT_KEY_RULES: dict[str, str] = _rules(
+    EMAIL="email emailaddress mail useremail customeremail contactemail courriel correo "
+    "correoelectronico emailadresse posteelectronique",
+    PHONE="phone phonenumber telephone tel mobile mobilenumber cellphone cell fax handy "
+    "telefon telefonnummer mobil festnetz telephone portable telefono movil celular fijo "
+    "cellulare fisso telemovel telefoon mobiel gsm",
+    NAME="name fullname firstname lastname givenname familyname surname middlename "
+    "displayname customername contactname cardholder cardholdername accountholder "
+    "accountholdername holder payee payer beneficiary legalname nickname maidenname "
+    "signedby signer signatory signed author assignee owner contactperson "
+    "vorname nachname familienname geburtsname kontoinhaber ansprechpartner unterzeichner "
+    "nom prenom nomcomplet nomfamille nomdefamille titulaire destinataire signataire "
+    "nombre apellido apellidos nombrecompleto titular beneficiario firmante "
+    "cognome nomecompleto intestatario beneficiario "
+    "apelido nomeproprio "
+    "naam voornaam achternaam rekeninghouder",
+    ADDRESS="address streetaddress street addressline1 addressline2 line1 line2 homeaddress "
+    "billingaddress shippingaddress mailingaddress postaladdress deliveryaddress residence "
+    "anschrift adresse strasse wohnadresse lieferadresse rechnungsadresse hausnummer "
+    "adresselivraison adressepostale domicile rue "
+    "direccion domicilio calle direccionenvio "
+    "indirizzo domicilio "
+    "morada endereco rua "
+    "adres straat woonadres",
+    CARD="card cardnumber creditcard creditcardnumber ccnumber pan kartennummer "
+    "numerocarte numerotarjeta tarjeta numerocarta",
+    IBAN="iban ibancode bankaccount accountnumber kontonummer rib cuenta numerocuenta conto",
+    SSN="ssn socialsecuritynumber",
+    NATIONAL_ID="nationalid taxid tin passport passportnumber idnumber idcard "
+    "steuerid steuernummer steueridentifikationsnummer personalausweis ausweisnummer "
+    "sozialversicherungsnummer svnr versichertennummer krankenversichertennummer "
+    "nir insee numerosecu numerosecuritesociale securitesociale "
+    "dni nie nif nss numseguridadsocial numerosegurosocial seguridadsocial "
+    "codicefiscale cf "
+    "cpf "
+    "bsn burgerservicenummer",
+    IP="ip ipaddress clientip remoteaddr remoteip sourceip srcip xforwardedfor xrealip",
+    DOB="dob dateofbirth birthdate birthday bday geburtsdatum geburtstag datenaissance "
+    "datedenaissance naissance fechanacimiento fechadenacimiento nacimiento datadinascita "
+    "datanascita datadenascimento datanascimento geboortedatum",
+    SECRET="password passwd pwd pass passphrase passcode pin secret clientsecret "
+    "token accesstoken refreshtoken idtoken authtoken apitoken bearertoken sessiontoken "
+    "apikey xapikey apisecret secretkey accesskey accesskeyid secretaccesskey privatekey "
+    "privatekeyid accountkey sharedaccesskey signingkey encryptionkey masterkey "
+    "authorization proxyauthorization cookie setcookie sessionid sid jsessionid phpsessid "
+    "credentials credential "
+    "passwort kennwort geheimnis zugangsdaten "
+    "motdepasse mdp jeton cleapi clesecrete "
+    "contrasena clave claveapi "
+    "chiave chiaveapi "
+    "senha "
+    "wachtwoord",
+    AUTO="recipient recipients sender from to cc bcc attendees participants contact "
+    "contacts empfaenger absender expediteur remitente destinatarios mittente "
+    "contatto contacto",
+)
+
+#: Key suffix rules (the longest matching suffix wins: ``ipaddress`` beats ``address``).
+DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
+    EMAIL="email emailaddress mail",
+    PHONE="phone phonenumber telephone telefon telefono",
+    NAME="firstname lastname fullname surname givenname familyname vorname nachname prenom "
+    "nombre apellido cognome",
+    IP="ipaddress",
+    ADDRESS="address adresse anschrift direccion indirizzo strasse",
+    IBAN="iban",
+    CARD="cardnumber",
+    SSN="ssn",
+    DOB="birthdate dateofbirth geburtsdatum naissance nacimiento nascita",
+    SECRET="password passwd secret token apikey accesskey secretkey privatekey cookie "
+    "sessionid passwort motdepasse contrasena",
+)
+
+
+def key_label(
+    key: str, rules: dict[str, str] | None = None, suffixes: dict[str, str] | None = None
+) -> str | None:
+    """The label a key imposes on its value under ``rules``/``suffixes`` (the defaults)."""
+    norm = normalise_key(key)
+    table = DEFAULT_KEY_RULES if rules is None else rules
+    label = table.get(norm)
+    if label is not None:
+        return label
+    for suffix, lab in sorted(
+        (DEFAULT_KEY_SUFFIXES if suffixes is None else suffixes).items(), key=lambda kv: -len(kv[0])
+    ):
+        if norm.endswith(suffix) and norm != suffix + "s":
+            return lab
+    return None

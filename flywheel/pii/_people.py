@@ -1,0 +1,282 @@
+"""Names, street addresses, dates of birth and national ids in prose, in seven languages.
+
+Why rules and a name list instead of an NER model: the only offline NER
+pipelines published by spaCy's makers on PyPI are French (and a Spanish one
+pinned to spaCy 3.1, which this product cannot install); English and German
+exist only as third-party re-uploads, a supply-chain risk for a redaction
+step. What people write in agent traces is narrow enough for rules:
+
+- names: a common first name (``data/first_names.txt.gz``, 46k names ranked
+  in the top 1,000 of a country in names-dataset) followed by capitalised
+  words, or any capitalised words after a cue: a title (Mr, Frau, Mme, Sra,
+  Sig.ra...), a self-introduction (my name is, je m'appelle, me llamo, ich
+  heiße, mi chiamo, chamo-me, ik ben...), a greeting or a letter closing
+  followed by a line break;
+- addresses: a house number next to a street word of the language (Street,
+  rue, Calle, -straße, Via, Rua, -gracht...), extended over a unit, a postal
+  code and a town;
+- dates of birth: a date (numeric, ISO, or with a month name in any of the
+  seven languages) within a few words of a birth word (born, geboren, né,
+  nacido, nato, nascido, geboren op, DOB...);
+- national ids: a run of digits and capitals after an id word (Steuer-ID,
+  sécurité sociale, DNI, codice fiscale...), and the self-checking formats of
+  the Spanish DNI and the Italian codice fiscale.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from functools import lru_cache
+from importlib import resources
+
+from flywheel.pii._types import Detection
+
+
+@lru_cache(maxsize=1)
+def first_names() -> frozenset[str]:
+    """The first-name list shipped in ``flywheel/pii/data`` (loaded once per process)."""
+    raw = resources.files("flywheel.pii").joinpath("data/first_names.txt.gz").read_bytes()
+    return frozenset(
+        ln for ln in gzip.decompress(raw).decode().splitlines() if ln and not ln.startswith("#")
+    )
+
+
+# -- names --------------------------------------------------------------------------
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*\.?")
+_PARTICLES = frozenset(
+    "de del della di da das dos du des la le van von der den ten ter zu y e bin ibn al el "
+    "mac ní nic ó".split()
+)
+_TITLES = (
+    r"Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|M|Mme|Mlle|Madame|Monsieur|"
+    r"Mademoiselle|Maître|Me|Sr|Sra|Srta|Señor|Señora|Señorita|Don|Doña|Dña|Sig|Sig\.ra|"
+    r"Signor|Signora|Signorina|Dott|Dott\.ssa|Ing|Avv|Dhr|Mevr|Mw|Sr\.ª|Senhor|Senhora|Dona"
+)
+_CUE = re.compile(
+    rf"""(?ix)(?:
+      (?-i:\b(?:{_TITLES}))\.?
+    | \bmy\ name\ is | \bname\ is | \bi'?m | \bi\ am | \bthis\ is | \bsigned\ by | \bsigned
+    | \bje\ m'appelle | \bje\ suis | \bmon\ nom\ est | \bsigné\ par | \bde\ la\ part\ de
+    | \bme\ llamo | \bmi\ nombre\ es | \bsoy | \bfirmado\ por | \blo\ firmó | \bfirmó | \ba\ nombre\ de
+    | \bich\ bin | \bich\ heiße | \bich\ heisse | \bmein\ name\ ist | \bhier\ spricht | \bunterschrieben\ von
+    | \bunterzeichnet\ von | \bim\ auftrag\ von
+    | \bmi\ chiamo | \bsono | \bil\ mio\ nome\ è | \bfirmato\ da
+    | \bchamo-me | \bo\ meu\ nome\ é | \bmeu\ nome\ é | \bsou | \bassinado\ por
+    | \bik\ ben | \bmijn\ naam\ is | \bmet | \bondertekend\ door
+    | \b(?:full\ name|name|nombre|nom|prénom|prenom|nome|naam|vorname|nachname|apellidos?|cognome)\s*:
+    | \bcontact(?:o|e)?\s*: | \bkontakt\s*: | \bansprechpartner(?:in)?\s*(?:ist|:) | \baccount\ manager\ is
+    | \bdear | \bhi | \bhello | \bhey | \bbonjour | \bbonsoir | \bcher | \bchère | \bhola | \bestimad[oa]
+    | \bquerid[oa] | \bhallo | \bliebe[r]? | \bguten\ tag | \bciao | \bgentile | \bcar[oa] | \bolá | \bbeste
+    )[ \t,:]+$"""
+)
+_CLOSING = re.compile(
+    r"""(?ix)(?:regards|best|thanks|thank\ you|cheers|sincerely|yours|cordialement|bien\ à\ vous|
+    salutations|amitiés|bisous|saludos|atentamente|un\ saludo|un\ abrazo|
+    (?:mit\ )?(?:freundlichen|besten|herzlichen|viele)\ grüßen?|grüße|lg|mfg|
+    cordiali\ saluti|distinti\ saluti|saluti|un\ saluto|atenciosamente|cumprimentos|abraços|
+    met\ vriendelijke\ groet(?:en)?|groeten|groet)[ \t!,.]*\r?\n[ \t]*$"""
+)
+_NOT_SURNAME = frozenset(
+    "Street St Road Rd Avenue Ave Lane Drive Court Boulevard Way Place Square Plan Edition "
+    "GmbH AG Inc Ltd LLC SA SL SAS SARL Srl SpA BV NV Bank Group Team Support Office Service "
+    "Services Center Centre University Hospital Airport Station Hotel".split()
+)
+
+
+def _is_cap(w: str) -> bool:
+    return w[:1].isupper() and (len(w) <= 2 or any(c.islower() for c in w[1:]) or w.isupper())
+
+
+def detect_names(text: str) -> list[Detection]:
+    """Person names in prose (see the module docstring)."""
+    if not any(c.isupper() for c in text):
+        return []
+    names = first_names()
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    out: list[Detection] = []
+    i = 0
+    while i < len(words):
+        s, e, w = words[i]
+        if not _is_cap(w) or len(w.rstrip(".")) < 2:
+            i += 1
+            continue
+        # The run of name words from i: capitalised words or particles, one space apart.
+        j = i
+        run_end = e
+        while j + 1 < len(words) and j - i < 4:
+            ns, ne, nw = words[j + 1]
+            gap = text[run_end:ns]
+            if gap not in (" ", "\u00a0") or nw.rstrip(".") in _NOT_SURNAME:
+                break
+            if _is_cap(nw) and len(nw.rstrip(".")) >= 2:
+                j += 1
+                run_end = ne
+            elif nw.lower() in _PARTICLES and j + 2 < len(words) and _is_cap(words[j + 2][2]):
+                j += 1
+                run_end = ne
+            else:
+                break
+        head = w.rstrip(".").split("-")[0]
+        lead = text[max(0, s - 40) : s]
+        cued = bool(_CUE.search(lead) or _CLOSING.search(lead))
+        if j > i and (head in names or cued):
+            end = run_end - (1 if text[run_end - 1] == "." and j > i else 0)
+            out.append(Detection(s, end, "NAME", 0.6 if cued else 0.5, "name"))
+            i = j + 1
+            continue
+        if cued and head in names or (cued and _TITLE_BEFORE.search(lead)):
+            out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
+        elif (
+            head in names
+            and i >= 2
+            and text[words[i - 1][1] : s].strip() == ","
+            and _is_cap(words[i - 1][2])
+            and words[i - 1][2] not in _NOT_SURNAME
+        ):  # "Müller, Klaus"
+            out.append(Detection(words[i - 1][0], e, "NAME", 0.5, "name"))
+        i += 1
+    return out
+
+
+_TITLE_BEFORE = re.compile(rf"(?-i:\b(?:{_TITLES}))\.?[ \t]+$")
+
+# -- addresses ------------------------------------------------------------------------
+_CAPW = r"[^\W\d_][\w'’.\-]*"
+_UPW = r"[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃŠŽČŘ][\w'’.\-]*"
+_NUM = r"\d{1,5}(?:\s?[a-zA-Z](?![\w]))?(?:\s?(?:bis|ter))?"
+_EN_STREET = (
+    r"Street|St|Road|Rd|Avenue|Ave|Av|Lane|Ln|Drive|Dr|Court|Ct|Boulevard|Blvd|Way|Place|Pl|"
+    r"Terrace|Close|Mews|Crescent|Row|Square|Sq|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Trail|Bend|"
+    r"Hollow|Grove|Gardens|Walk|Hill|Park|Green|Gate|Yard|Wharf|Quay|Loop|Run|Pike|Alley"
+)
+_FR_STREET = (
+    r"rue|avenue|av\.|bd|boulevard|allée|allee|impasse|chemin|place|quai|cours|route|square|"
+    r"passage|voie|sentier|esplanade|promenade|faubourg|rond-point|villa|cité|lotissement|hameau"
+)
+_LATIN_STREET = (
+    r"Calle|C/|c/|Avenida|Avda\.?|Av\.|Paseo|Pº|Plaza|Pza\.?|Camino|Carretera|Ronda|Travesía|Glorieta|"
+    r"Via|Viale|V\.le|Piazza|P\.za|Corso|Largo|Vicolo|Lungomare|Strada|Contrada|"
+    r"Rua|R\.|Travessa|Praça|Estrada|Alameda|Largo|Beco"
+)
+_DE_SUFFIX = (
+    r"straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|chaussee|steig|pfad|markt|"
+    r"graben|berg|hof|tor|promenade|zeile|"
+    r"straat|laan|gracht|plein|kade|singel|dijk|steeg|dreef|hof"
+)
+_ADDRESS_CORE = re.compile(
+    rf"""(?x)
+      (?P<en>\b{_NUM},?[ ](?:{_UPW}[ ]){{0,4}}(?:{_EN_STREET})\b\.?)
+    | (?P<fr>\b{_NUM},?[ ](?i:{_FR_STREET})[ ](?:[\w'’\-]+[ ]){{0,5}}{_UPW})
+    | (?P<la>(?:{_LATIN_STREET})[ ](?:[\w'’.\-]+[ ]){{0,6}}?\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?)
+    | (?P<de>\b[^\W\d_]*(?:{_DE_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?)
+    | (?P<am>\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|Zum|Zur|Hinter[ ]der)[ ]{_CAPW}[ ]\d{{1,4}}(?:[ ]?[a-z](?!\w))?)
+    """
+)
+_ADDRESS_TAIL = re.compile(
+    r"""(?x)\A(?:
+        (?:,?[ ](?:Apt|Apartment|Suite|Ste|Unit|Flat|Bât\.?|Bâtiment|Étage|Piso|Planta|Puerta|
+              Scala|Interno|Int\.|Wohnung|Whg\.|\d{1,2}º)[^,\n]{0,12})?
+        (?:,?[ ](?:\d{1,2}º[ ]?[A-Z]?))?
+        (?:
+            ,?[ ]?\n?[ ]?(?:[A-Z]{1,2}-)?\d{4,5}(?:-\d{3,4})?(?:[ ][A-Z]{2})?[ ][^\W\d_][\w'’.\- ]{1,30}?(?=[,.;:)\n]|$|\s[a-z])
+          | ,[ ][^\W\d_][\w'’.\- ]{1,30},[ ][A-Z]{2}[ ]\d{5}(?:-\d{4})?
+          | ,?[ ][^\W\d_][\w'’.\-]{1,30}(?:[ ][^\W\d_][\w'’.\-]+)?[ ][A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}
+          | ,?[ ](?:[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})
+        )?
+    )"""
+)
+
+
+def detect_addresses(text: str) -> list[Detection]:
+    """Street addresses (street line, then unit, postal code and town when present)."""
+    if not any(c.isdigit() for c in text):
+        return []
+    out: list[Detection] = []
+    for m in _ADDRESS_CORE.finditer(text):
+        end = m.end()
+        tail = _ADDRESS_TAIL.match(text[end:])
+        if tail:
+            end += len(tail.group().rstrip(" ,"))
+        out.append(Detection(m.start(), end, "ADDRESS", 0.55, "address"))
+    return out
+
+
+# -- dates of birth ----------------------------------------------------------------------
+_MONTHS = (
+    r"jan(?:uary|uar|vier|eiro)?|feb(?:ruary|ruar)?|févr(?:ier)?|fevr(?:ier)?|fev(?:ereiro)?|"
+    r"mar(?:ch|s|zo|ço)?|märz|apr(?:il|ile)?|avr(?:il)?|abr(?:il)?|may|mai|mayo|maggio|maio|mei|"
+    r"jun(?:e|i|io|ho)?|juin|giugno|jul(?:y|i|io|ho)?|juil(?:let)?|luglio|aug(?:ust|ustus)?|"
+    r"août|aout|ago(?:sto)?|sep(?:t(?:ember|embre|iembre)?)?|sett(?:embre)?|set(?:embro)?|"
+    r"oct(?:ober|obre|ubre)?|okt(?:ober)?|ott(?:obre)?|out(?:ubro)?|nov(?:ember|embre|iembre|embro)?|"
+    r"dec(?:ember)?|dez(?:ember|embro)?|déc(?:embre)?|dic(?:iembre|embre)?|gen(?:naio)?|ene(?:ro)?|"
+    r"januari|februari|maart|juni|juli|augustus|oktober|december|enero|febrero|marzo|junio|julio|"
+    r"agosto|septiembre|octubre|noviembre|diciembre|janvier|février|mars|avril|juillet|septembre|"
+    r"octobre|novembre|décembre|gennaio|febbraio|aprile|luglio|settembre|ottobre|dicembre"
+)
+_DATE = (
+    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
+    rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ])?(?i:{_MONTHS})\.?,?[ ](?:de[ ])?\d{{4}}"
+    rf"|(?i:{_MONTHS})\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,?[ ]\d{{4}})"
+)
+_BIRTH = (
+    r"born|birth|birthday|birthdate|date\ of\ birth|d\.?o\.?b\.?|b\.|"
+    r"geboren|geb\.|geburtsdatum|geburtstag|"
+    r"née?|naissance|né\(e\)|"
+    r"nacid[oa]|nacimiento|fecha\ de\ nacimiento|"
+    r"nat[oa]|nascita|data\ di\ nascita|"
+    r"nascid[oa]|nascimento|"
+    r"geboren\ op|geboortedatum"
+)
+_DOB_BEFORE = re.compile(
+    rf"(?i)(?:{_BIRTH})(?:[ \t:,]|\b(?:on|am|le|el|il|em|op|the|is|:|ist|est|es|è|é)\b){{0,6}}[ \t:,]*(?P<d>{_DATE})"
+)
+_DOB_AFTER = re.compile(rf"(?i)(?P<d>{_DATE})[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:geburtstag|birthday|cumpleaños|anniversaire)")
+
+
+def detect_birth_dates(text: str) -> list[Detection]:
+    """Dates with a birth word shortly before (or ``Geburtstag``/``birthday`` after)."""
+    if not any(c.isdigit() for c in text):
+        return []
+    out = [
+        Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob")
+        for rx in (_DOB_BEFORE, _DOB_AFTER)
+        for m in rx.finditer(text)
+    ]
+    return out
+
+
+# -- national ids ---------------------------------------------------------------------
+_ID_WORDS = (
+    r"steuer-?id|steueridentifikationsnummer|steuernummer|versichertennummer|"
+    r"sozialversicherungsnummer|personalausweis(?:nummer)?|ausweisnummer|"
+    r"sécurité\ sociale|securite\ sociale|n°\ ss|nir|insee|"
+    r"dni|nie|nif|nss|seguridad\ social|"
+    r"codice\ fiscale|c\.f\.|"
+    r"cpf|cartão\ de\ cidadão|nif|"
+    r"bsn|burgerservicenummer|"
+    r"passport(?:\ number)?|passeport|pasaporte|passaporto|reisepass|"
+    r"national\ id|tax\ id|id\ number"
+)
+_ID_CONTEXT = re.compile(
+    rf"(?i)\b(?:{_ID_WORDS})\b[^\n\d]{{0,20}}?(?P<v>(?-i:[A-Z0-9](?:[A-Z0-9]|[ ./\-](?=[A-Z0-9])){{5,24}}))"
+)
+_DNI = re.compile(r"\b(?P<n>\d{8})-?(?P<l>[A-Z])\b")
+_CF = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b")
+
+
+def detect_national_ids(text: str) -> list[Detection]:
+    """National identity, tax and insurance numbers (context, or a self-checking format)."""
+    if sum(c.isdigit() for c in text) < 5:
+        return []
+    out = []
+    for m in _ID_CONTEXT.finditer(text):
+        v = m.group("v")
+        if sum(c.isdigit() for c in v) >= 5:
+            out.append(Detection(m.start("v"), m.end("v"), "NATIONAL_ID", 0.6, "national-id"))
+    for m in _DNI.finditer(text):
+        if "TRWAGMYFPDXBNJZSQVHLCKE"[int(m.group("n")) % 23] == m.group("l"):
+            out.append(Detection(m.start(), m.end(), "NATIONAL_ID", 0.8, "national-id"))
+    for m in _CF.finditer(text):
+        out.append(Detection(m.start(), m.end(), "NATIONAL_ID", 0.8, "national-id"))
+    return out

@@ -1,0 +1,168 @@
+r"""Scan anything about to leave the system: by detector (releases) and by known value (tests).
+
+Why: the release rule is "no raw PII in a released eval set". A release
+cannot know the original values, so ``scan_document`` runs every detector
+over every string of a bundle -- keys too, JSON held in strings, URL query
+values, base64 and percent-encoded runs decoded -- and reports each finding
+by entity type and path, never by value. Pseudonyms (``<EMAIL_1>``) are not
+findings. ``find_leaks`` checks for known values (a test knows what it
+planted), also inside JSON stored as a string, where escaping (``\\n``,
+``\\u00e9``) would hide a plain substring search.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
+
+from flywheel.pii._decode import segments
+from flywheel.pii._detector import ALL_ENTITIES, PSEUDONYM, shared_detector
+from flywheel.pii._keys import key_label
+
+
+def strings_in(node: Any, max_depth: int = 4) -> list[str]:
+    """Every string in ``node`` (keys too), also decoded from JSON held in strings."""
+    out: list[str] = []
+    stack: list[tuple[Any, int]] = [(node, 0)]
+    while stack:
+        cur, depth = stack.pop()
+        if isinstance(cur, str):
+            out.append(cur)
+            if depth < max_depth and cur.lstrip()[:1] in ("{", "[", '"'):
+                try:
+                    stack.append((json.loads(cur), depth + 1))
+                except ValueError:
+                    pass
+        elif isinstance(cur, dict):
+            for k, v in cur.items():
+                stack.append((k, depth))
+                stack.append((v, depth))
+        elif isinstance(cur, (list, tuple)):
+            stack.extend((v, depth) for v in cur)
+        elif cur is not None:
+            out.append(str(cur))
+    return out
+
+
+def find_leaks(node: Any, values: Iterable[str]) -> list[str]:
+    """The ``values`` that occur as a substring of any string in ``node``."""
+    haystack = "\x00".join(strings_in(node))
+    return sorted({v for v in values if v and v in haystack})
+
+
+def find_leaks_in_dir(directory: str | Path, values: Iterable[str]) -> dict[str, list[str]]:
+    """Scan every file under ``directory`` (JSON/JSONL decoded, else text) for ``values``.
+
+    Returns:
+        File path (relative) -> leaked values, only for files with a leak.
+    """
+    wanted = [v for v in values if v]
+    root = Path(directory)
+    leaks: dict[str, list[str]] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        docs: list[Any] = [text]
+        if path.suffix == ".json":
+            try:
+                docs.append(json.loads(text))
+            except ValueError:
+                pass
+        elif path.suffix == ".jsonl":
+            for line in text.splitlines():
+                try:
+                    docs.append(json.loads(line))
+                except ValueError:
+                    pass
+        found = find_leaks(docs, wanted)
+        if found:
+            leaks[str(path.relative_to(root))] = found
+    return leaks
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A detected value: where (a JSON path) and what type, never the value."""
+
+    path: str
+    entity: str
+    rule: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready."""
+        return {"path": self.path, "entity": self.entity, "rule": self.rule}
+
+
+def _child(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if str(key).isidentifier() else f"{path}[{json.dumps(key)}]"
+
+
+_PLACEHOLDERS = {"", "null", "none", "true", "false", "***", "redacted"}
+
+
+class _Scan:
+    def __init__(self, entities: Iterable[str]) -> None:
+        self.det = shared_detector(tuple(entities))
+        self.found: list[Finding] = []
+
+    def node(self, node: Any, path: str, depth: int) -> None:
+        if isinstance(node, str):
+            self.text(node, path, depth)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                self.text(str(k), path + ".<key>", depth)
+                if (
+                    isinstance(v, str)
+                    and key_label(str(k)) == "SECRET"
+                    and v.strip().lower() not in _PLACEHOLDERS
+                    and not PSEUDONYM.fullmatch(v.strip())
+                    and len(v.strip()) >= 4
+                ):
+                    self.found.append(Finding(_child(path, k), "SECRET", "key"))
+                    continue
+                self.node(v, _child(path, k), depth)
+        elif isinstance(node, (list, tuple)):
+            for i, v in enumerate(node):
+                self.node(v, _child(path, i), depth)
+
+    def text(self, s: str, path: str, depth: int) -> None:
+        if depth < 4 and s.lstrip()[:1] in ("{", "[", '"'):
+            try:
+                self.node(json.loads(s), path, depth + 1)
+                return
+            except ValueError:
+                pass
+        segs = segments(s) if depth < 4 else []
+        for seg in segs:
+
+            def on_text(decoded: str, key: str | None, _p: str = path, _k: str = seg.kind) -> str:
+                if key is not None and key_label(key) == "SECRET" and decoded.strip():
+                    if not PSEUDONYM.fullmatch(decoded.strip()) and len(decoded) >= 4:
+                        self.found.append(Finding(f"{_p}<{_k}:{key}>", "SECRET", "key"))
+                    return decoded
+                self.text(decoded, f"{_p}<{_k}>", depth + 1)
+                return decoded
+
+            seg.rewrite(on_text)
+        for d in self.det.detect(s):
+            inside = [g for g in segs if g.start <= d.start and d.end <= g.end]
+            if inside and d.label != "SECRET":
+                continue  # judged on the decoded text instead
+            self.found.append(Finding(path, d.label, d.rule))
+
+
+def scan_document(
+    node: Any, *, root: str = "$", entities: Iterable[str] = ALL_ENTITIES
+) -> list[Finding]:
+    """Every detector over every string of ``node`` (see the module docstring).
+
+    Returns:
+        One finding per (path, entity, rule), in path order.
+    """
+    scan = _Scan(entities)
+    scan.node(node, root, 0)
+    return sorted(set(scan.found), key=lambda f: (f.path, f.entity, f.rule))

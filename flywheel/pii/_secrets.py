@@ -1,0 +1,192 @@
+"""Secrets in text: provider key formats, credentials by name, headers, entropy.
+
+Choice: ``detect-secrets`` (Yelp, maintained, used in pre-commit hooks) for
+the provider formats it knows (AWS, GitHub, GitLab, Slack, Stripe, SendGrid,
+Twilio, npm, PyPI, JWT, Azure storage keys, Artifactory, Discord, Mailchimp,
+Square, Telegram, IBM, basic-auth URLs): its deny-list regexes are run with
+``finditer`` because its own scanner reports strings without offsets. Its
+entropy plugins score whole lines of code, which suits files, not a 20-character
+token in a sentence, so the entropy rule here is local (a mixed-case token
+with digits and high per-character entropy). Added on top, each from a
+published format or standard: PEM private-key blocks (RFC 7468), current
+OpenAI/Anthropic/Google/Hugging Face key prefixes (their documentation),
+``Authorization`` and ``Cookie``/``Set-Cookie`` header values (RFC 9110,
+RFC 6265), ``name=value`` / ``name: value`` assignments whose name is a
+credential name (``flywheel.pii._keys``; .env, TOML, YAML, query strings,
+ADO connection strings), command-line ``--password VALUE`` flags, and
+passwords stated in prose in seven languages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+from flywheel.pii._decode import decode_base64
+from flywheel.pii._keys import key_label
+from flywheel.pii._types import Detection
+
+# -- detect-secrets' provider patterns ------------------------------------------------
+_SKIP_PLUGINS = {"IPPublicDetector", "KeywordDetector"}  # IPs are PII here; keywords below
+
+
+@lru_cache(maxsize=1)
+def _provider_regexes() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out = []
+    for cls in get_mapping_from_secret_type_to_class().values():
+        if not issubclass(cls, RegexBasedDetector) or cls.__name__ in _SKIP_PLUGINS:
+            continue
+        for rx in cls().denylist:
+            out.append((cls.__name__, rx))
+    return tuple(out)
+
+
+_EXTRA_FORMATS = re.compile(
+    r"""(?x)
+      -----BEGIN\ [A-Z0-9 ]*PRIVATE\ KEY(?:\ BLOCK)?-----[\s\S]*?-----END\ [A-Z0-9 ]*PRIVATE\ KEY(?:\ BLOCK)?-----
+    | \bsk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_\-]{20,}
+    | \bsk-(?:proj|svcacct|admin|live|test)-[A-Za-z0-9_\-]{20,}
+    | \bsk-[A-Za-z0-9]{32,}\b
+    | \bAIza[0-9A-Za-z_\-]{35}
+    | \bhf_[A-Za-z0-9]{30,}
+    | \bgithub_pat_[A-Za-z0-9_]{22,}
+    | \b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{16,}
+    | \bglpat-[A-Za-z0-9_\-]{20,}
+    | \bxox[abposr]-[A-Za-z0-9\-]{10,}
+    | \bnpm_[A-Za-z0-9]{36}
+    | \bpypi-[A-Za-z0-9_\-]{50,}
+    | \bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}
+    | \beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-+/=]*
+    """
+)
+
+# -- by name ------------------------------------------------------------------------
+_HEADER = re.compile(
+    r"(?im)^[ \t]*(?:proxy-)?authorization[ \t]*:[ \t]*(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?(?P<v>[^\r\n]+)"
+)
+_COOKIE_HEADER = re.compile(r"(?im)(?:^|[\r\n]|\b)(?:set-)?cookie[ \t]*:[ \t]*(?P<v>[^\r\n]+)")
+_SCHEME = re.compile(r"(?i)^(?:bearer|basic|token|digest|negotiate)\s+")
+_COOKIE_PAIR = re.compile(r"(?P<k>[^=;,\s]+)=(?P<v>[^;,\s]*)")
+_COOKIE_ATTRS = {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
+_ASSIGN = re.compile(
+    r"""(?P<k>[A-Za-z_][\w.\-]{0,60}?)["']?[ \t]*(?:=|:|\s=>)[ \t]*["']?(?P<v>[^\s"'`,;&<>]{4,})"""
+)
+_URL_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^/\s:@]{1,64}:(?P<v>[^@\s/]{1,128})@")
+_FLAG = re.compile(
+    r"(?i)--(?:password|passwd|pass|token|api-?key|secret|auth-token|access-token)[= ]+[\"']?(?P<v>[^\s\"']{3,})"
+)
+_PROSE = re.compile(
+    r"""(?ix)
+    \b(?:password|passwort|kennwort|mot\ de\ passe|mdp|contraseña|contrasena|clave|senha|wachtwoord|
+         passcode|passphrase|pin)\b
+    [^\n:=]{0,30}?
+    (?:[:=]|\bis\b|\bwas\b|\best\b|\bes\b|\bist\b|\blautet\b|\bè\b|\bé\b|\bera\b)
+    \s*["'«“]?\s*(?P<v>[^\s"'»”]{4,64})
+    """
+)
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:\*+|x{3,}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%\([^)]*\)s|null|none|true|false|"
+    r"redacted|undefined|n/?a|hidden|secret|password|changeme|example|\.{3,})$"
+)
+_TRAILING = ".,;:)]}!?"
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/.~]{18,}[A-Za-z0-9]={0,2}")
+_HEX = re.compile(r"^(?:[0-9a-f]+|[0-9A-F]+)$")
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _value_ok(v: str) -> bool:
+    return len(v) >= 4 and not _PLACEHOLDER.match(v)
+
+
+def looks_random(token: str) -> bool:
+    """A generated credential: 20+ chars, upper, lower and digits, high entropy, not hex.
+
+    Hashes and ids (hex, UUIDs, all-lower or all-upper ids) are left alone:
+    they are look-alikes, not secrets.
+    """
+    core = token.strip("=")
+    if len(core) < 20 or _HEX.match(core):
+        return False
+    if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
+        return False
+    if sum(c.isdigit() for c in core) < 2:
+        return False
+    return _entropy(core) >= 3.8
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    while end > start and text[end - 1] in _TRAILING:
+        end -= 1
+    return start, end
+
+
+def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
+    """Secret spans in ``text`` (overlaps not resolved).
+
+    Args:
+        text: Any text.
+        skip: Optional predicate ``(start, end) -> bool``: spans it accepts are
+            not reported by the entropy rule (the caller decoded them as content).
+    """
+    out: list[Detection] = []
+
+    def add(s: int, e: int, score: float) -> None:
+        s, e = _strip(text, s, e)
+        if e - s >= 4 and _value_ok(text[s:e]) and not text[s:e].startswith("<"):
+            out.append(Detection(s, e, "SECRET", score, "secret"))
+
+    if len(text) < 8:
+        return out
+    for _, rx in _provider_regexes():
+        for m in rx.finditer(text):
+            g = m.lastindex and next((i for i in range(1, m.lastindex + 1) if m.group(i)), 0)
+            add(m.start(g or 0), m.end(g or 0), 0.9)
+    for m in _EXTRA_FORMATS.finditer(text):
+        add(m.start(), m.end(), 0.95)
+    lower = text.lower()
+    if "authorization" in lower:
+        for m in _HEADER.finditer(text):
+            v = m.group("v")
+            sm = _SCHEME.match(v)
+            add(m.start("v") + (sm.end() if sm else 0), m.end("v"), 0.9)
+    if "cookie" in lower:
+        for m in _COOKIE_HEADER.finditer(text):
+            base = m.start("v")
+            for c in _COOKIE_PAIR.finditer(m.group("v")):
+                if c.group("k").lower() not in _COOKIE_ATTRS and len(c.group("v")) >= 6:
+                    add(base + c.start("v"), base + c.end("v"), 0.85)
+    if "=" in text or ":" in text:
+        for m in _ASSIGN.finditer(text):
+            if key_label(m.group("k").rsplit(".", 1)[-1]) == "SECRET":
+                add(m.start("v"), m.end("v"), 0.8)
+        if "://" in text:
+            for m in _URL_USERINFO.finditer(text):
+                add(m.start("v"), m.end("v"), 0.9)
+    if "--" in text:
+        for m in _FLAG.finditer(text):
+            add(m.start("v"), m.end("v"), 0.85)
+    for m in _PROSE.finditer(text):
+        add(m.start("v"), m.end("v"), 0.7)
+    for m in _TOKEN.finditer(text):
+        # Dotted runs (hosts, file names, versions) are judged piece by piece.
+        pos = m.start()
+        for piece in m.group().split("."):
+            s, e = pos, pos + len(piece)
+            pos = e + 1
+            if (
+                looks_random(piece)
+                and decode_base64(piece) is None  # base64 of text is content, decoded elsewhere
+                and not (skip and skip(s, e))
+            ):
+                add(s, e, 0.6)
+    return out

@@ -1,0 +1,54 @@
+"""What a detector reports, and the entity types it knows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Policy entity name -> the label used in pseudonyms, reports and findings.
+ENTITIES: dict[str, str] = {
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "CREDIT_CARD": "CARD",
+    "IBAN_CODE": "IBAN",
+    "IP_ADDRESS": "IP",
+    "US_SSN": "SSN",
+    "PERSON": "NAME",
+    "STREET_ADDRESS": "ADDRESS",
+    "DATE_OF_BIRTH": "DOB",
+    "NATIONAL_ID": "NATIONAL_ID",
+    "SECRET": "SECRET",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One entity occurrence in a text (offsets into that text).
+
+    Attributes:
+        start: First character.
+        end: One past the last character.
+        label: ``EMAIL``, ``NAME``, ``SECRET``... (see ``ENTITIES``).
+        score: Confidence; longer spans win first, then higher scores.
+        rule: Which detector found it (``pattern``, ``secret``, ``name``...).
+    """
+
+    start: int
+    end: int
+    label: str
+    score: float
+    rule: str = "pattern"
+
+
+def longest_first(found: list[Detection]) -> list[Detection]:
+    """Non-overlapping spans, longest first, then by score, ordered by position.
+
+    Longest first: a whole email beats a name found inside it, a connection
+    string's password beats nothing, a street address beats the house number
+    a phone matcher saw in it.
+    """
+    chosen: list[Detection] = []
+    for det in sorted(found, key=lambda d: (-(d.end - d.start), -d.score, d.start)):
+        if all(det.end <= c.start or det.start >= c.end for c in chosen):
+            chosen.append(det)
+    chosen.sort(key=lambda d: d.start)
+    return chosen
