@@ -27,6 +27,8 @@ from ._bundle_read import EvalSet, load_evalset
 from ._gate import GateResult, gate_paths, run_gate, verdict_of
 from ._gate_evidence import BlockReason
 from ._gate_inputs import check_arms, check_out_dir
+from ._leaks import EXCEPTION_KIND as LEAK_EXCEPTION_KIND
+from ._leaks import LeakFinding, scan_bundle, scan_release
 from ._gate_rules import GateRules, load_rules
 from ._graders import (
     Grade,
@@ -72,6 +74,10 @@ __all__ = [
     "check_out_dir",
     "check_arms",
     "verdict_of",
+    "LEAK_EXCEPTION_KIND",
+    "LeakFinding",
+    "scan_bundle",
+    "scan_release",
     "Changelog",
     "ExposurePolicy",
     "ExposureStatus",

@@ -20,6 +20,10 @@ retirement, and every later release puts its exhausted tasks into dev
 (``metadata.retired_from_held_out``; the changelog lists them as ``retired``
 once), so a fresh held-out split carries the release claim.
 
+No release and no export leaks: both run the release scanner
+(``_leaks``) and refuse a finding no reviewer excepted; the exceptions a
+release used are listed in its manifest (``leak_exceptions``).
+
 ``tasks.jsonl`` + ``manifest.json`` stay readable by ``load_evalset``.
 """
 
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from flywheel.evalset._leaks import refuse_leaks, scan_bundle, scan_release, stored_exceptions
 from flywheel.evalset._task import TASK_SCHEMA_VERSION, Task
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -138,11 +143,18 @@ class Manifest(BaseModel):
     policies: dict[str, Any] = Field(
         default_factory=dict, description="The sampling policies' content, by policy id."
     )
+    leak_exceptions: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Release-scanner findings a reviewer excepted (task, path, entity, "
+        "reviewer, review event id); never values.",
+    )
 
     def content_version(self) -> str:
         """The version id this manifest's content hashes to."""
         body = self.model_dump(mode="json")
         body.pop("version")
+        if not body["leak_exceptions"]:
+            body.pop("leak_exceptions")  # manifests from before the field hash as they did
         return sha256_text(canonical_json(body))[:VERSION_CHARS]
 
     def held_out(self) -> list[str]:
@@ -285,6 +297,7 @@ def build_manifest(
     sampling_policies: Iterable[str] = (),
     retired: Sequence[str] = (),
     policies: dict[str, Any] | None = None,
+    leak_exceptions: Sequence[dict[str, Any]] = (),
 ) -> Manifest:
     """The manifest of ``tasks`` released after ``parent`` (version id filled in)."""
     ordered = sorted(tasks, key=lambda t: t.task_id)
@@ -328,6 +341,7 @@ def build_manifest(
         exposure=ExposurePolicy(max_held_out_uses=uses),
         sampling_policies=sorted(set(sampling_policies)),
         policies=dict(sorted((policies or {}).items())),
+        leak_exceptions=list(leak_exceptions),
     )
     m.version = m.content_version()
     return m
@@ -342,14 +356,19 @@ def release_tasks(
     sampling_policies: Iterable[str] = (),
     released_by: str = "",
     policies: dict[str, Any] | None = None,
+    leak_exceptions: Sequence[dict[str, Any]] = (),
 ) -> ReleaseResult:
     """Write a new immutable version of ``name`` from ``tasks`` (no-op when unchanged).
 
     Held-out tasks whose split reached its exposure limit are moved into dev
     first (``metadata.split = "dev"``, ``metadata.retired_from_held_out``).
+    Every task and the manifest are scanned for personal data and secrets
+    first; a finding not in ``leak_exceptions`` (dicts with ``task_id``,
+    ``path``, ``entity``) refuses the release.
 
     Raises:
         UserError: No tasks, duplicate ids, or an invalid split.
+        LeakRefused: The scanner found something no exception covers.
     """
     _name_ok(name)
     if not tasks:
@@ -386,12 +405,26 @@ def release_tasks(
             retired=retired,
             policies=policies,
         )
+        findings = scan_release(tasks, manifest.model_dump(mode="json"))
+        used = refuse_leaks(findings, leak_exceptions, f"release of {name}")
+        if used:
+            manifest = build_manifest(
+                name,
+                tasks,
+                parent,
+                max_held_out_uses=max_held_out_uses,
+                sampling_policies=sampling_policies,
+                retired=retired,
+                policies=policies,
+                leak_exceptions=used,
+            )
         if (
             parent is not None
             and manifest.policies == parent.policies
             and [(t.task_id, t.sha256) for t in manifest.tasks]
             == [(t.task_id, t.sha256) for t in parent.tasks]
             and manifest.exposure == parent.exposure
+            and manifest.leak_exceptions == parent.leak_exceptions
         ):
             return ReleaseResult(name, parent.version, False, base / parent.version, parent)
         target = base / manifest.version
@@ -441,10 +474,15 @@ class _locked:
 
 # -- exporting and verifying --------------------------------------------------
 def export_bundle(root: str | Path, ref: str, out_dir: str | Path) -> Path:
-    """Copy ``NAME@VERSION`` (and its exposure log) to ``out_dir``; then verify the copy.
+    """Copy ``NAME@VERSION`` (and its exposure log) to ``out_dir``; verify and scan the copy.
+
+    The copy is scanned like a release (a version released before a detector
+    improved may hold what it now finds); a finding its manifest does not
+    except removes the copy and refuses.
 
     Raises:
         UserError: ``out_dir`` exists and is not empty, or the copy does not verify.
+        LeakRefused: The copy holds a finding no recorded exception covers.
     """
     name, version, src = resolve(root, ref)
     out = Path(out_dir)
@@ -459,6 +497,14 @@ def export_bundle(root: str | Path, ref: str, out_dir: str | Path) -> Path:
     report = verify_bundle(out)
     if not report.ok:
         raise UserError(f"exported {name}@{version} does not verify: {report.problems[0]}")
+    try:
+        refuse_leaks(
+            scan_bundle(out), read_manifest(out).leak_exceptions, f"export of {name}@{version}"
+        )
+    except UserError:
+        for f in out.iterdir():
+            f.unlink()
+        raise
     return out
 
 
@@ -771,6 +817,7 @@ def release_from_store(
         sampling_policies=policy_ids,
         released_by=released_by,
         policies=_policy_bodies(store, policy_ids, project),
+        leak_exceptions=stored_exceptions(store, name, project=project),
     )
     if result.created:
         record_release(store, result, read_tasks(result.path), project=project)

@@ -12,6 +12,7 @@ Foreign exceptions are mapped at the edge that meets them and chained
     ├── UserError                 exit 1, HTTP 400  bad input the user can fix
     │   ├── NotFoundError         exit 1, HTTP 404
     │   ├── ConflictError         exit 1, HTTP 409  e.g. a review decided meanwhile
+    │   ├── LeakRefused           exit 1, HTTP 422  a release still holds personal data
     │   └── PayloadTooLarge       exit 1, HTTP 413
     ├── AuthError                 exit 1, HTTP 401
     │   └── ForbiddenError        exit 1, HTTP 403
@@ -50,6 +51,19 @@ class ConflictError(UserError):
     """The request conflicts with state changed meanwhile (never overwritten)."""
 
     http_status = 409
+
+
+class LeakRefused(UserError):
+    """A release or export holds personal data or secrets no reviewer excepted.
+
+    ``findings`` lists each one as task id, JSON path and entity type (never the value).
+    """
+
+    http_status = 422
+
+    def __init__(self, message: str, findings: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.findings = findings or []
 
 
 class PayloadTooLarge(UserError):

@@ -34,6 +34,9 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "draft_task",
             "split_for",
         ],
+        "flywheel.promote._leak_exceptions": [
+            "record_leak_exception",
+        ],
         "flywheel.promote._redact": [
             "Redactor",
             "redact_trace",

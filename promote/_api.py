@@ -361,6 +361,59 @@ async def redact(
     return await run_in_threadpool(_redact, request, candidate_id, who, body)
 
 
+class LeakExceptionRequest(BaseModel):
+    """A release-scanner finding a reviewer checked and lets into releases."""
+
+    evalset: str = Field(min_length=1, description="Eval set whose release reported it.")
+    task_id: str = Field(description="Task id from the report ('' for a manifest finding).")
+    path: str = Field(min_length=1, description="JSON path from the report.")
+    entity: str = Field(min_length=1, description="Entity type from the report (NAME, EMAIL...).")
+    reason: str = Field(min_length=1, description="What the reviewer checked at that path.")
+
+
+class LeakExceptionView(BaseModel):
+    """The recorded exception (an append-only review event)."""
+
+    evalset: str
+    task_id: str
+    path: str
+    entity: str
+    reviewer: str
+    event_id: str
+    seq: int
+
+
+@router.post(
+    "/leak-exceptions",
+    operation_id="record_leak_exception",
+    summary="Let one release-scanner finding (task, path, type) into releases; a review event.",
+    response_model=LeakExceptionView,
+    responses=_WRITE_ERRORS,
+)
+async def leak_exception(
+    request: Request,
+    body: LeakExceptionRequest,
+    x_flywheel_reviewer: str | None = Header(None),
+) -> LeakExceptionView:
+    """Append a ``leak-exception`` review event attributed to the acting reviewer."""
+    from flywheel.promote._leak_exceptions import record_leak_exception
+
+    who = _reviewer(x_flywheel_reviewer)
+    out = await run_in_threadpool(
+        lambda: record_leak_exception(
+            request.app.state.store,
+            evalset=body.evalset,
+            task_id=body.task_id,
+            path=body.path,
+            entity=body.entity,
+            reviewer=who,
+            reason=body.reason,
+            project=request_project(request),
+        )
+    )
+    return LeakExceptionView(**out)
+
+
 class ReviewerProgress(BaseModel):
     """One reviewer's work."""
 

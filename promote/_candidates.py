@@ -40,6 +40,23 @@ ROOT_ATTRIBUTES = frozenset(
 )
 
 
+#: Span id of the stand-in step that carries a trace's root attributes through redaction.
+ROOT_STEP = "__root__"
+#: The slice attribute, redacted with the root attributes (it names the task and the manifest).
+SLICE_ATTRIBUTE = "flywheel.slice"
+
+
+def root_step(material: TraceMaterial | None, slice_: str) -> TraceStep:
+    """The stand-in step whose texts are the root attributes drafting copies, and the slice.
+
+    Redacted with the trace, so a pseudonym in an environment reference is the
+    same as in the steps, and nothing drafting copies from attributes is raw.
+    """
+    attrs = dict(material.root_attributes) if material is not None else {}
+    attrs[SLICE_ATTRIBUTE] = slice_
+    return TraceStep(span_id=ROOT_STEP, texts=attrs)
+
+
 def candidate_id(project: str, evalset: str, trace_id: str) -> str:
     """A stable id: promoting a trace twice into one eval set finds the same candidate."""
     return "cand-" + hashlib.sha256(f"{project}\0{evalset}\0{trace_id}".encode()).hexdigest()[:16]
@@ -73,7 +90,21 @@ class Candidate:
         """The redacted steps (empty before redaction)."""
         if not self.redacted_steps:
             return []
-        return [TraceStep.from_dict(d) for d in json.loads(self.redacted_steps)]
+        return [
+            TraceStep.from_dict(d)
+            for d in json.loads(self.redacted_steps)
+            if d.get("span_id") != ROOT_STEP
+        ]
+
+    def root_attributes(self) -> dict[str, str] | None:
+        """The trace's root attributes that drafting copies, redacted (None: redacted before
+        root attributes were, or not redacted yet)."""
+        if not self.redacted_steps:
+            return None
+        for d in json.loads(self.redacted_steps):
+            if d.get("span_id") == ROOT_STEP:
+                return dict(d.get("texts") or {})
+        return None
 
     def report(self) -> dict[str, Any]:
         """The redaction report (types, paths, counts; never values)."""
@@ -480,16 +511,22 @@ def redact_candidates(
     if not todo:
         return []
     material = load_traces(store, [c.trace_id for c in todo], project=project)
-    traces = [material[c.trace_id].steps if c.trace_id in material else [] for c in todo]
+    traces = [
+        [*(material[c.trace_id].steps if c.trace_id in material else []),
+         root_step(material.get(c.trace_id), c.slice)]
+        for c in todo
+    ]
     redaction = policy if isinstance(policy, RedactionPolicy) else RedactionPolicy()
     out = []
     for i in range(0, len(todo), 64):
         done = redact_traces(traces[i : i + 64], redaction, workers=workers)
         for c, red in zip(todo[i : i + 64], done, strict=True):
+            root = red.steps[-1]
             out.append(
                 replace(
                     c,
                     stage="redacted",
+                    slice=root.texts.get(SLICE_ATTRIBUTE, c.slice),
                     redacted_steps=steps_json(red.steps),
                     redaction_report=json.dumps(red.report.to_dict()),
                 )

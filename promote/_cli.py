@@ -272,3 +272,41 @@ def queue_cmd(
             f"{d['source']:<8} {d['slice']:<16} {d['task_id']}  {','.join(d['reasons'])}"
         )
     click.echo(f"{len(items)} candidate(s)")
+
+
+@promote_group.command("allow-leak")
+@click.argument("evalset")
+@click.option("--task", "task_id", required=True, help="Task id the release scanner reported.")
+@click.option("--path", "path", required=True, help="JSON path the release scanner reported.")
+@click.option("--entity", required=True, help="Entity type reported (NAME, EMAIL, SECRET...).")
+@click.option("--reason", required=True, help="What you checked at that path.")
+@click.option("--reviewer", required=True, help="Who records the exception (attributed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the event as JSON.")
+@pass_cli
+def allow_leak_cmd(
+    obj: CliContext,
+    evalset: str,
+    task_id: str,
+    path: str,
+    entity: str,
+    reason: str,
+    reviewer: str,
+    as_json: bool,
+) -> None:
+    """Let one finding of the release scanner into EVALSET's releases (an append-only event)."""
+    from flywheel.promote import record_leak_exception
+
+    out = record_leak_exception(
+        obj.store(),
+        evalset=evalset,
+        task_id=task_id,
+        path=path,
+        entity=entity,
+        reviewer=reviewer,
+        reason=reason,
+        project=obj.settings.project,
+    )
+    if as_json:
+        echo_json(out)
+    else:
+        click.echo(f"exception recorded: {task_id or 'manifest'} {path} {entity} by {reviewer}")

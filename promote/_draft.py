@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,16 +56,15 @@ def draft_task_id(candidate: Candidate) -> str:
     return f"{sl}-{candidate.trace_id[:12]}"
 
 
-def snapshot_ref(material: TraceMaterial | None, which: str) -> str:
-    """The trace's s0/sT snapshot reference, or ''.
+def snapshot_ref(attrs: Mapping[str, str] | None, which: str) -> str:
+    """The trace's s0/sT snapshot reference, or '' (from *redacted* root attributes).
 
     An explicit ``flywheel.env.s0_ref`` / ``flywheel.env.sT_ref`` root
     attribute wins; a harness trial (``flywheel.trial.id``) stores its
     snapshots per trial, referenced as ``trial:<id>#s0``.
     """
-    if material is None:
+    if attrs is None:
         return ""
-    attrs = material.root_attributes
     explicit = attrs.get(f"flywheel.env.{which}_ref", "")
     if explicit:
         return explicit
@@ -73,7 +72,7 @@ def snapshot_ref(material: TraceMaterial | None, which: str) -> str:
     return f"trial:{trial}#{which}" if trial else ""
 
 
-def environment_of(material: TraceMaterial | None) -> dict[str, Any] | None:
+def environment_of(attrs: Mapping[str, str] | None) -> dict[str, Any] | None:
     """The runnable environment a trace's task came from, or None.
 
     A released task must say where it runs, so ``flywheel ablate --evalset``
@@ -81,11 +80,11 @@ def environment_of(material: TraceMaterial | None) -> dict[str, Any] | None:
     import): an explicit ``flywheel.environment`` JSON object wins; else a
     harness trial's ``flywheel.suite`` (``KIND:SUITE``), ``flywheel.task.id``
     and ``flywheel.injection_task.id`` give
-    ``{"kind", "suite", "user_task", "injection_task"}``.
+    ``{"kind", "suite", "user_task", "injection_task"}``. Takes the
+    *redacted* root attributes (``redacted_root``).
     """
-    if material is None:
+    if attrs is None:
         return None
-    attrs = material.root_attributes
     explicit = attrs.get("flywheel.environment", "")
     if explicit:
         try:
@@ -104,6 +103,24 @@ def environment_of(material: TraceMaterial | None) -> dict[str, Any] | None:
         "user_task": task,
         "injection_task": attrs.get("flywheel.injection_task.id") or None,
     }
+
+
+def redacted_root(candidate: Candidate, material: TraceMaterial | None) -> dict[str, str]:
+    """The root attributes drafting may copy, redacted.
+
+    Candidates redacted with their root step carry them (same pseudonyms as
+    the steps); for older candidates the raw attributes are redacted here,
+    on their own, so no raw attribute ever reaches a task.
+    """
+    stored = candidate.root_attributes()
+    if stored is not None:
+        return stored
+    if material is None or not material.root_attributes:
+        return {}
+    from flywheel.promote._redact import Redactor
+
+    red = Redactor().redact_trace([TraceStep(span_id="__root__", texts=material.root_attributes)])
+    return dict(red.steps[0].texts)
 
 
 def _final_output(steps: Sequence[TraceStep]) -> str:
@@ -182,8 +199,9 @@ def draft_task(
                 "(a recovered mistake would make the task unpassable)"
             )
     writes = sorted(set(write_path))
-    s0 = snapshot_ref(material, "s0")
-    sT = snapshot_ref(material, "sT")
+    attrs = redacted_root(candidate, material)
+    s0 = snapshot_ref(attrs, "s0")
+    sT = snapshot_ref(attrs, "sT")
     expected_state: Any = None
     if sT and not failed:
         expected_state = {"snapshot": sT}
@@ -258,11 +276,11 @@ def draft_task(
         if golden is not None
         else (
             "golden" in candidate.reasons
-            or (material is not None and material.root_attributes.get("flywheel.golden") == "true")
+            or attrs.get("flywheel.golden") == "true"
         )
     )
     report = candidate.report()
-    environment = environment_of(material)
+    environment = environment_of(attrs)
     task = Task(
         task_id=task_id,
         slice=candidate.slice or "all",

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from flywheel.evalset import task_sha256
-from flywheel.promote._candidates import load_traces, steps_json, write_candidates
+from flywheel.promote._candidates import load_traces, root_step, steps_json, write_candidates
 from flywheel.promote._draft import draft_task
 from flywheel.promote._redact import Redactor
 from flywheel.promote._redact_types import DEFAULT_KEY_RULES, RedactionPolicy, TraceStep
@@ -192,7 +192,7 @@ def redact_candidate(
             cur, old = _judge(task), _judge(old_draft)
             if cur and cur.get("rubric") and cur.get("rubric") != (old or {}).get("rubric"):
                 extra["rubric"] = str(cur["rubric"])
-        steps = list(material.steps)
+        steps = [*material.steps, root_step(material, cand.slice)]
         if extra:
             steps.append(TraceStep(span_id=_TASK_SPAN, texts=extra))
         red = Redactor(merged_policy(keys, deny)).redact_trace(steps)

@@ -24,6 +24,8 @@ Life of a candidate::
 
 A ``redact`` event (``promote._rerun``, claimed only) records a re-run of
 redaction with reviewer rules; its body is the task with its text re-drafted.
+A ``leak-exception`` event (``promote._leak_exceptions``) lets one path the
+release scanner flags into a release; it does not change the state.
 
 Only ``approved`` candidates reach ``approved_tasks``, the table a release
 reads: nothing enters a release without an approving review.
@@ -56,6 +58,7 @@ KINDS: tuple[str, ...] = (
     "needs-info",
     "reopen",
     "redact",
+    "leak-exception",
 )
 #: Review statuses (what the queue filters on).
 STATUSES: tuple[str, ...] = ("open", "claimed", "needs-info", "approved", "rejected")
@@ -310,6 +313,8 @@ def record_event(
         raise UserError(f"unknown review event {kind!r}; use one of {', '.join(KINDS)}")
     if kind == "redact":
         raise UserError("a redact event is written by re-running redaction (redact_candidate)")
+    if kind == "leak-exception":
+        raise UserError("a leak exception is written by record_leak_exception (allow-leak)")
     reviewer = _require_reviewer(reviewer)
     reason = (reason or "").strip()
     if kind in ("reject", "needs-info") and not reason:

@@ -175,6 +175,8 @@ def _is_phone_shaped(text: str, start: int, end: int) -> bool:
     """
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
+    if text[start] == "+" and not before.isalnum():
+        before = " "  # "+44 ..." is a phone even inside a path or a reference
     if before.isalnum() or before in "-_/.:#" or after.isalnum() or after in "_:/":
         return False
     if after in ".," and text[end + 1 : end + 2].isdigit():
@@ -237,6 +239,20 @@ def build_analyzer(phone_regions: Sequence[str] = PHONE_REGIONS) -> AnalyzerEngi
     """
     recognizers: list[Any] = [
         EmailRecognizer(),
+        # Presidio validates the top-level domain against the public suffix list,
+        # which drops mailboxes at reserved and internal domains (RFC 2606/6761
+        # .example, .test, .internal, .local, .corp); those are people too.
+        PatternRecognizer(
+            supported_entity="EMAIL_ADDRESS",
+            patterns=[
+                Pattern(
+                    "Email any domain",
+                    r"(?<![\w.+\-:/])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z]{2,24}(?![\w\-])",
+                    0.5,
+                )
+            ],
+            name="EmailAnyDomainRecognizer",
+        ),
         # Leniency POSSIBLE (length check) instead of Presidio's VALID: VALID
         # drops numbers whose area code is unassigned, which is most invented
         # (and many mistyped) numbers; over-redacting a number is the safe side.

@@ -66,6 +66,8 @@ _CUE = re.compile(
     | \bik\ ben | \bmijn\ naam\ is | \bmet | \bondertekend\ door
     | \b(?:full\ name|name|nombre|nom|prénom|prenom|nome|naam|vorname|nachname|apellidos?|cognome)\s*:
     | \bcontact(?:o|e)?\s*: | \bkontakt\s*: | \bansprechpartner(?:in)?\s*(?:ist|:) | \baccount\ manager\ is
+    | \b(?:call|phone|ring|text|e-?mail|contact|ask|tell|meet|thank|invite|cc|appeler|appelez|
+         contacter|contactez|llamar|llame|llama|contactar|chiamare|chiami|bellen|ligar|ligue)
     | \bdear | \bhi | \bhello | \bhey | \bbonjour | \bbonsoir | \bcher | \bchère | \bhola | \bestimad[oa]
     | \bquerid[oa] | \bhallo | \bliebe[r]? | \bguten\ tag | \bciao | \bgentile | \bcar[oa] | \bolá | \bbeste
     )[ \t,:]+$"""

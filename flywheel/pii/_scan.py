@@ -13,6 +13,7 @@ planted), also inside JSON stored as a string, where escaping (``\\n``,
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from dataclasses import dataclass
@@ -102,6 +103,8 @@ def _child(path: str, key: Any) -> str:
 
 
 _PLACEHOLDERS = {"", "null", "none", "true", "false", "***", "redacted"}
+# A label as a value ({"password": "SECRET"} in a redaction policy) is no credential.
+_LABEL_VALUE = re.compile(r"\A[A-Z][A-Z0-9_]*\Z")
 
 
 class _Scan:
@@ -119,6 +122,7 @@ class _Scan:
                     isinstance(v, str)
                     and key_label(str(k)) == "SECRET"
                     and v.strip().lower() not in _PLACEHOLDERS
+                    and not _LABEL_VALUE.match(v.strip())
                     and not PSEUDONYM.fullmatch(v.strip())
                     and len(v.strip()) >= 4
                 ):

@@ -125,7 +125,7 @@ def test_golden_flag_and_split_are_deterministic() -> None:
 
 
 def test_snapshot_ref_prefers_the_explicit_attribute() -> None:
-    m = material(**{"flywheel.env.s0_ref": "x@s0", "flywheel.trial.id": "t1"})
+    m = material(**{"flywheel.env.s0_ref": "x@s0", "flywheel.trial.id": "t1"}).root_attributes
     assert snapshot_ref(m, "s0") == "x@s0" and snapshot_ref(m, "sT") == "trial:t1#sT"
     assert snapshot_ref(None, "s0") == ""
 
@@ -155,12 +155,14 @@ def test_environment_is_recorded_from_harness_attributes() -> None:
         "injection_task": None,
     }
     injected = material(**harness, **{"flywheel.injection_task.id": "injection_task_0"})
-    assert environment_of(injected)["injection_task"] == "injection_task_0"  # type: ignore[index]
+    assert environment_of(injected.root_attributes)["injection_task"] == "injection_task_0"  # type: ignore[index]
     explicit = json.dumps({"kind": "webshop", "site": "s1"})
-    assert environment_of(material(**harness, **{"flywheel.environment": explicit})) == {
+    assert environment_of(
+        material(**harness, **{"flywheel.environment": explicit}).root_attributes
+    ) == {
         "kind": "webshop",
         "site": "s1",
     }
     assert "environment" not in draft_task(cand(), material()).metadata
     assert "environment" not in draft_task(cand(), None).metadata
-    assert environment_of(material(**{"flywheel.suite": "banking"})) is None
+    assert environment_of(material(**{"flywheel.suite": "banking"}).root_attributes) is None
