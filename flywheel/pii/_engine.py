@@ -202,8 +202,11 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
     ``phonenumbers``' matcher walks the whole text once per region and was
     ~80 % of analyzer time; it gives the same matches when run on each
     phone-shaped window (digits with phone punctuation, at least seven
-    digits), shifted back to text offsets. Matches then pass the precision
-    rules of ``_is_phone_shaped`` (we use leniency POSSIBLE for recall).
+    digits), shifted back to text offsets. A window in international form
+    (``+``/``00``) parses the same under any region, so one pass suffices;
+    a national one tries the regions in order and stops at the first that
+    matches. Matches then pass the precision rules of ``_is_phone_shaped``
+    (we use leniency POSSIBLE for recall).
     """
 
     def analyze(  # noqa: D102 - see class docstring
@@ -214,11 +217,21 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
             window = m.group()
             if len(window) - len(window.translate(_NOT_DIGITS)) < 7:
                 continue
-            for r in super().analyze(window, entities, nlp_artifacts):
-                r.start += m.start()
-                r.end += m.start()
-                if _is_phone_shaped(text, r.start, r.end):
-                    results.append(r)
+            international = window.lstrip("(").startswith(("+", "00"))
+            for region in self.supported_regions[:1] if international else self.supported_regions:
+                found = [
+                    self._get_recognizer_result(match, window, region, nlp_artifacts)
+                    for match in phonenumbers.PhoneNumberMatcher(
+                        window, region, leniency=self.leniency
+                    )
+                ]
+                for r in found:
+                    r.start += m.start()
+                    r.end += m.start()
+                    if _is_phone_shaped(text, r.start, r.end):
+                        results.append(r)
+                if found:
+                    break
         return EntityRecognizer.remove_duplicates(results)
 
 

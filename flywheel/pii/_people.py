@@ -92,7 +92,7 @@ def _is_cap(w: str) -> bool:
 
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
-    if not any(c.isupper() for c in text):
+    if not _MAYBE_NAME.search(text):
         return []
     names = first_names()
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
@@ -141,6 +141,13 @@ def detect_names(text: str) -> list[Detection]:
     return out
 
 
+# A cheap gate: two capitalised words in a row, or a capitalised word after a cue-ish
+# word (titles, greetings, "name", closings end with a line break).
+_MAYBE_NAME = re.compile(
+    r"[^\W\d_a-z][^\W\d_]+\.?[ \u00a0]+(?:[a-z]{1,3}[ ]){0,2}[^\W\d_a-z]"
+    r"|(?i:\b(?:hi|hello|hey|dear|cher|chère|hola|hallo|liebe|ciao|olá|bonjour|thanks|"
+    r"regards|name|nombre|nom|i'?m|soy|sono|sou|bin|ben|by|signed|contact|call|ask)\b)"
+)
 _TITLE_BEFORE = re.compile(rf"(?-i:\b(?:{_TITLES}))\.?[ \t]+$")
 
 # -- addresses ------------------------------------------------------------------------
