@@ -396,19 +396,9 @@ def release_tasks(
                     retired.append(t.task_id)
             moved.append(t)
         tasks = moved
-        manifest = build_manifest(
-            name,
-            tasks,
-            parent,
-            max_held_out_uses=max_held_out_uses,
-            sampling_policies=sampling_policies,
-            retired=retired,
-            policies=policies,
-        )
-        findings = scan_release(tasks, manifest.model_dump(mode="json"))
-        used = refuse_leaks(findings, leak_exceptions, f"release of {name}")
-        if used:
-            manifest = build_manifest(
+
+        def manifest_with(exceptions: Sequence[dict[str, Any]]) -> Manifest:
+            return build_manifest(
                 name,
                 tasks,
                 parent,
@@ -416,8 +406,14 @@ def release_tasks(
                 sampling_policies=sampling_policies,
                 retired=retired,
                 policies=policies,
-                leak_exceptions=used,
+                leak_exceptions=exceptions,
             )
+
+        manifest = manifest_with(())
+        findings = scan_release(tasks, manifest.model_dump(mode="json"))
+        used = refuse_leaks(findings, leak_exceptions, f"release of {name}")
+        if used:
+            manifest = manifest_with(used)
         if (
             parent is not None
             and manifest.policies == parent.policies

@@ -17,17 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from flywheel.pii._engine import SCORE_THRESHOLD, empty_artifacts, shared_analyzer
-from flywheel.pii._types import Detection
+from flywheel.pii._engine import ENGINE_ENTITIES
+from flywheel.pii._types import ENTITIES, Detection
 
-#: Presidio entity -> the label used in pseudonyms and reports.
-ENTITY_LABELS: dict[str, str] = {
-    "EMAIL_ADDRESS": "EMAIL",
-    "PHONE_NUMBER": "PHONE",
-    "CREDIT_CARD": "CARD",
-    "IBAN_CODE": "IBAN",
-    "IP_ADDRESS": "IP",
-    "US_SSN": "SSN",
-}
+#: Presidio entity -> the label used in pseudonyms and reports (the engine's entities).
+ENTITY_LABELS: dict[str, str] = {e: ENTITIES[e] for e in ENGINE_ENTITIES}
 
 # Context rule (replaces Presidio's context enhancer): a weak SSN shape (bare
 # nine digits, 0.05) counts when an SSN keyword is within 30 characters before it.
