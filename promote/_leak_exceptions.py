@@ -30,7 +30,7 @@ from flywheel.promote._review import (
     review_state,
 )
 
-from flywheel import Store, UserError
+from flywheel import NotFoundError, Store, UserError
 
 
 def record_leak_exception(
@@ -47,8 +47,8 @@ def record_leak_exception(
     """Record that ``entity`` at ``path`` of ``task_id`` may be released.
 
     Raises:
-        UserError: No reviewer or note, an unknown entity type, an empty path,
-            or no approved task ``task_id`` in ``evalset``.
+        UserError: No reviewer or note, an unknown entity type, an empty path.
+        NotFoundError: No approved task ``task_id`` in ``evalset``.
     """
     reviewer = _require_reviewer(reviewer)
     if not (reason or "").strip():
@@ -64,7 +64,7 @@ def record_leak_exception(
         {"p": project, "e": evalset, "t": task_id},
     )
     if task_id and not rows:
-        raise UserError(
+        raise NotFoundError(
             f"no approved task {task_id!r} in eval set {evalset!r}; the scanner reports task ids"
         )
     cid = rows[0]["candidate_id"] if rows else f"manifest:{evalset}"

@@ -203,9 +203,9 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
     ~80 % of analyzer time; it gives the same matches when run on each
     phone-shaped window (digits with phone punctuation, at least seven
     digits), shifted back to text offsets. A window in international form
-    (``+``/``00``) parses the same under any region, so one pass suffices;
-    a national one tries the regions in order and stops at the first that
-    matches. Matches then pass the precision rules of ``_is_phone_shaped``
+    (``+``) parses the same under any region, so one pass suffices; any
+    other tries the regions in order and stops at the first whose match
+    passes the precision rules. Matches then pass the precision rules of ``_is_phone_shaped``
     (we use leniency POSSIBLE for recall).
     """
 
@@ -217,20 +217,19 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
             window = m.group()
             if len(window) - len(window.translate(_NOT_DIGITS)) < 7:
                 continue
-            international = window.lstrip("(").startswith(("+", "00"))
+            international = window.lstrip("(").startswith("+")
             for region in self.supported_regions[:1] if international else self.supported_regions:
-                found = [
-                    self._get_recognizer_result(match, window, region, nlp_artifacts)
-                    for match in phonenumbers.PhoneNumberMatcher(
-                        window, region, leniency=self.leniency
-                    )
-                ]
-                for r in found:
+                kept = 0
+                for match in phonenumbers.PhoneNumberMatcher(
+                    window, region, leniency=self.leniency
+                ):
+                    r = self._get_recognizer_result(match, window, region, nlp_artifacts)
                     r.start += m.start()
                     r.end += m.start()
                     if _is_phone_shaped(text, r.start, r.end):
                         results.append(r)
-                if found:
+                        kept += 1
+                if kept:
                     break
         return EntityRecognizer.remove_duplicates(results)
 

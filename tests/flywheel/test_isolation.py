@@ -121,6 +121,13 @@ def cases(cid: str) -> dict[str, Case]:
             json={"base_version": 1, "deny_strings": {"NAME": ["x"]}},
             headers=_WHO,
         ),
+        "record_leak_exception": Case(
+            "POST",
+            "/api/promote/leak-exceptions",
+            json={"evalset": "default", "task_id": "t-1", "path": "$.prompt", "entity": "NAME",
+                  "reason": "checked"},
+            headers=_WHO,
+        ),
         "get_trial_side_effects": Case("GET", f"/api/trials/{TRIAL}/side-effects", read=True),
         "diff_side_effects": Case("POST", "/api/side-effects/diff", json=_DIFF, b_status=200),
     }

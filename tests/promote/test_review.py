@@ -265,7 +265,7 @@ async def test_api_errors_and_openapi(drafted: tuple[Store, list[str]]) -> None:
         if path.startswith("/api/promote")
         for method, op in item.items()
     ]
-    assert len(ops) == 9
+    assert len(ops) == 10
     for path, method, op in ops:
         assert op.get("operationId") and op.get("summary"), (path, method)
         if method in ("post", "put"):
