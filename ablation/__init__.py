@@ -40,8 +40,11 @@ from ._horizon import (
     recovery,
     survival,
 )
+from ._plan import build_plan, write_outputs
 
 __all__ = [
+    "build_plan",
+    "write_outputs",
     "AblationPlan",
     "AblationReport",
     "AblationRun",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 import click
-from flywheel.harness import SEAMS, Budget, TrialRecord, parse_agent, parse_hazards
+from flywheel.harness import SEAMS, Budget, TrialRecord
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,13 +16,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from flywheel import UserError
 from flywheel._clikit import CliContext, echo_json, pass_cli, stderr_console
 
-from ._ablate import AblationPlan, load_plan, load_results, run_ablation
-from ._ablate_evalset import evalset_root as _evalset_root
-from ._ablate_evalset import load_evalset_source
-from ._ablate_report import analyse, plot_png, to_markdown
+from ._ablate import load_plan, load_results, run_ablation
+from ._ablate_report import analyse, to_markdown
+from ._plan import build_plan, write_outputs
 
 
 def _csv(value: str | None) -> list[str]:
@@ -128,62 +125,46 @@ def ablate_cmd(
     out_dir: str | None,
     as_json: bool,
 ) -> None:
-
-    if suite and evalset_ref:
-        raise UserError("--suite and --evalset are two sources; give one of them")
-    if skip_unrunnable and not evalset_ref:
-        raise UserError("--skip-unrunnable applies to --evalset only")
-    plan: AblationPlan | None = None
+    """Baseline and oracle configurations on the same tasks (see the help text)."""
+    plan = None
     if not resume or suite or evalset_ref:
-        if not suite and not evalset_ref:
-            raise UserError(
-                "give a source: --suite agentdojo:SUITE or --evalset NAME@VERSION "
-                "(or --resume ABLATION_ID)"
-            )
-        agent = parse_agent(agent_text)
-        if hazards:
-            if agent.name != "reference":
-                raise UserError("--hazard applies to --agent reference only")
-            agent = type(agent)(agent.name, {**agent.args, "rates": parse_hazards(hazards)})
-        chosen = _csv(oracles)
-        declared = _csv(order) or chosen
-        if sorted(declared) != sorted(chosen):
-            raise UserError(
-                f"--order {order!r} must list exactly the --oracles ({','.join(chosen)})"
-            )
-        if not declared:
-            raise UserError(f"--oracles: name at least one of {', '.join(SEAMS)}")
-        if not 0.5 <= confidence < 1.0:
-            raise UserError(f"--confidence {confidence}: choose a level in [0.5, 1), e.g. 0.95")
-        source: dict[str, Any] = {"suite": suite or "", "tasks": tuple(_csv(tasks))}
-        if evalset_ref:
-            src = load_evalset_source(
-                _evalset_root(obj.settings.store, evalset_root),
-                evalset_ref,
-                tasks=_csv(tasks),
-                skip_unrunnable=skip_unrunnable,
-            )
-            source = {
-                "suite": f"evalset:{src.ref}",
-                "tasks": tuple(_csv(tasks)),
-                "evalset": src.ref,
-                "evalset_sha256": src.manifest_sha256,
-                "evalset_path": str(src.path),
-                "units": src.units,
-                "skipped": tuple(t for t, _ in src.unrunnable),
-            }
-        plan = AblationPlan(
-            agent=agent,
-            oracles=tuple(declared),
-            lattice=lattice,
-            runs=runs,
+        plan = build_plan(
+            suite=suite, evalset=evalset_ref, store_url=obj.settings.store,
+            evalset_root_dir=evalset_root, skip_unrunnable=skip_unrunnable, tasks=_csv(tasks),
+            agent=agent_text, oracles=_csv(oracles), order=_csv(order), lattice=lattice,
+            runs=runs, seed=seed, hazards=hazards,
             budget=Budget(budget_calls, budget_writes, budget_tokens, budget_wall),
-            seed=seed,
-            **source,
+            confidence=confidence,
         )
-        plan.trials()  # validate suite, tasks and runs before anything is written
     store = obj.store()
     project = obj.settings.project
+    run, elapsed = _run_with_progress(store, plan, resume, workers, project, quiet=as_json)
+    rows = load_results(store, run.ablation_id, project=project)
+    rep = analyse(run.plan, rows, ablation_id=run.ablation_id, confidence=confidence)
+    doc = rep.to_json()
+    doc["run"] = {
+        "ran": run.ran,
+        "skipped": run.skipped,
+        "elapsed_s": round(elapsed, 3),
+        "trials_per_s": round(run.ran / elapsed, 2) if elapsed > 0 and run.ran else None,
+        "spend": run.spend,
+    }
+    if out_dir:
+        doc["files"] = write_outputs(rep, doc, out_dir)
+    if as_json:
+        echo_json(doc)
+        return
+    click.echo(to_markdown(rep))
+    click.echo(
+        f"ran {run.ran} trial(s) ({run.skipped} skipped) in {elapsed:.1f} s; "
+        f"spend ${run.spend:.4f}" + (f"; report in {out_dir}" if out_dir else "")
+    )
+
+
+def _run_with_progress(
+    store: Any, plan: Any, resume: str | None, workers: int, project: str, *, quiet: bool
+) -> tuple[Any, float]:
+    """``run_ablation`` under a progress bar on stderr (spend and tokens); (run, seconds)."""
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -193,7 +174,7 @@ def ablate_cmd(
         TextColumn("spend {task.fields[spend]}"),
         console=stderr_console(),
         transient=True,
-        disable=as_json,
+        disable=quiet,
     )
     state: dict[str, Any] = {"spend": 0.0, "tokens": 0}
     run_plan = plan if plan is not None else load_plan(store, str(resume), project=project)
@@ -202,7 +183,7 @@ def ablate_cmd(
 
         def on_start(ablation_id: str, total: int, todo: int) -> None:
             progress.update(bar, description=f"ablate {ablation_id}", total=todo)
-            if not as_json:
+            if not quiet:
                 stderr_console().print(
                     f"ablation {ablation_id}: {total} trial(s), {total - todo} already in the "
                     f"store; resume with --resume {ablation_id}"
@@ -225,36 +206,7 @@ def ablate_cmd(
             store, plan, resume=resume, workers=workers, project=project,
             on_start=on_start, on_trial=on_trial,
         )
-    elapsed = time.perf_counter() - t0
-    rows = load_results(store, run.ablation_id, project=project)
-    rep = analyse(run.plan, rows, ablation_id=run.ablation_id, confidence=confidence)
-    doc = rep.to_json()
-    doc["run"] = {
-        "ran": run.ran,
-        "skipped": run.skipped,
-        "elapsed_s": round(elapsed, 3),
-        "trials_per_s": round(run.ran / elapsed, 2) if elapsed > 0 and run.ran else None,
-        "spend": run.spend,
-    }
-    if out_dir:
-        import json
-
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as fh:
-            fh.write(to_markdown(rep))
-        with open(os.path.join(out_dir, "report.json"), "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
-        plot_png(rep, os.path.join(out_dir, "ablation.png"))
-        doc["files"] = [os.path.join(out_dir, f) for f in ("report.md", "report.json",
-                                                           "ablation.png")]
-    if as_json:
-        echo_json(doc)
-        return
-    click.echo(to_markdown(rep))
-    click.echo(
-        f"ran {run.ran} trial(s) ({run.skipped} skipped) in {elapsed:.1f} s; "
-        f"spend ${run.spend:.4f}" + (f"; report in {out_dir}" if out_dir else "")
-    )
+    return run, time.perf_counter() - t0
 
 
 def register(cli: click.Group) -> None:

@@ -143,7 +143,15 @@ def row_reason(card: Scorecard, row: ScorecardRow) -> str:
     head = f"{row.metric}{est} = {_num(row.point)}{iv}, n={row.n}"
     runs = f"{card.runs_per_task:g} runs per task"
     if row.blocks() is None:
-        return f"{head}, {runs}: gated ({g.kind} {g.threshold} on {g.bound}) but has no value"
+        why = ""
+        unknown = row.detail.get("unknown")
+        if isinstance(unknown, dict) and unknown.get("trials"):
+            why = f" ({unknown['trials']} trial(s) unknown: their analysis failed)"
+        elif row.detail.get("missing"):
+            why = f" ({row.detail['missing']})"
+        return (
+            f"{head}, {runs}: gated ({g.kind} {g.threshold} on {g.bound}) but has no value{why}"
+        )
     op = ">" if g.kind == "max" else "<"
     return f"{head}, {runs}: {g.bound} {_num(row.gate_value())} {op} threshold {g.threshold}"
 

@@ -46,16 +46,19 @@ from ._scorecard import (
     ScorecardEvalSet,
     ScorecardGate,
     ScorecardRow,
+    analysis_summary,
     build_scorecard,
     cost_interval,
     render_markdown,
     scorecard_blocking,
 )
 from ._spans import SpanRow, spans_from_readable, spans_from_store
-from ._staging import StagingReport, staging_report
+from ._staging import OUTCOME_LABEL, StagingReport, staging_report
 from ._trust_probes import PROBE_KINDS, ProbeTools, cross_check_rates
 
 __all__ = [
+    "analysis_summary",
+    "OUTCOME_LABEL",
     "OUTCOMES",
     "PROBE_KINDS",
     "Action",

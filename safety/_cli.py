@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,13 @@ from flywheel import UserError
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
 
 from ._memory_poisoning import reset_pool
-from ._scorecard import Scorecard, build_scorecard, render_markdown, scorecard_blocking
+from ._scorecard import (
+    Scorecard,
+    analysis_summary,
+    build_scorecard,
+    render_markdown,
+    scorecard_blocking,
+)
 from ._spans import spans_from_store
 from ._trust_probes import PROBE_KINDS
 
@@ -114,7 +121,7 @@ def scorecard_cmd(
     as_json: bool,
     markdown: str | None,
 ) -> None:
-    """Score a suite (safety simulation) or a stored run: one row per metric, with intervals."""
+    """Score a suite (safety simulation) or a stored run: exit 0 if no gated row blocks, else 2."""
     if runs < 1:
         raise UserError(f"--runs {runs}: must be at least 1")
     if capacity <= 0:
@@ -147,12 +154,15 @@ def scorecard_cmd(
         if evalset_dir:
             cmd += f" --evalset {evalset_dir}"
         Path(markdown).write_text(render_markdown(card, cmd), encoding="utf-8")
+    blocks = scorecard_blocking(card)
     if as_json:
         echo_json(card.model_dump(mode="json"))
-        return
-    click.echo(render_markdown(card))
-    blocks = scorecard_blocking(card)
-    click.echo("gate: " + ("BLOCK -- " + "; ".join(blocks) if blocks else "pass"))
+    else:
+        click.echo(render_markdown(card))
+        click.echo("gate: " + ("BLOCK -- " + "; ".join(blocks) if blocks else "pass"))
+    if blocks:
+        # the gate column blocks: a CI step must fail, as `flywheel gate` does (exit 2)
+        sys.exit(2)
 
 
 def _command(
@@ -200,7 +210,9 @@ def _score_stored(
         from flywheel.harness import analyse_stored_trial
 
         analysis = {
-            r["trial_id"]: analyse_stored_trial(store, r["trial_id"], project=project).summary()
+            r["trial_id"]: analysis_summary(
+                lambda r=r: analyse_stored_trial(store, r["trial_id"], project=project)
+            )
             for r in main
         }
     return build_scorecard(
@@ -265,7 +277,10 @@ def _score_simulation(
     if analyse:
         from flywheel.harness import analyse_trial
 
-        analysis = {r.trial_id: analyse_trial(store, r, project=project).summary() for r in recs}
+        analysis = {
+            r.trial_id: analysis_summary(lambda r=r: analyse_trial(store, r, project=project))
+            for r in recs
+        }
     return build_scorecard(
         suite, recs, rows, probe_rows=prow, trial_analysis=analysis, capacity=capacity
     )

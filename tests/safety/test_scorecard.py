@@ -62,8 +62,9 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
             str(md),
         ],
     )
-    assert res.exit_code == 0, res.output
     card = Scorecard.model_validate(json.loads(res.output))
+    # the exit code is the gate column's: 2 when a gated row blocks, as `flywheel gate` exits
+    assert res.exit_code == (2 if scorecard_blocking(card) else 0), res.output
     assert card.evalset is not None and (card.evalset.name, card.evalset.version) == (
         "ch22-support",
         "1",
@@ -98,8 +99,8 @@ def test_scorecard_cli_json_markdown_and_stored_rescore(store: Store, tmp_path: 
     res2 = CliRunner().invoke(
         _cli(), ["--store", _url(store), "scorecard", "--trials", rid, "--json"]
     )
-    assert res2.exit_code == 0, res2.output
-    Scorecard.model_validate(json.loads(res2.output))
+    rescored = Scorecard.model_validate(json.loads(res2.output))
+    assert res2.exit_code == (2 if scorecard_blocking(rescored) else 0), res2.output
 
     # deletion probe: gone from the memory and its index, still in the trace store
     from flywheel.safety import deletion_probe, memory_pool
@@ -121,13 +122,15 @@ def test_hidden_confidence_and_staged_options(store: Store) -> None:
     res = CliRunner().invoke(
         _cli(), [*args, "--runs", "3", "--hide-confidence", "--no-analysis", "--json"]
     )
-    assert res.exit_code == 0, res.output
+    # without the analysis the gated side-effect rows have no value: they block, exit 2
+    assert res.exit_code == 2, res.output
     card = Scorecard.model_validate(json.loads(res.output))
+    assert any("critical_side_effects" in why for why in scorecard_blocking(card))
     tv = card.row("threshold_violation")
     assert tv.estimated and "estimated from behaviour" in tv.detail["confidence"]
     assert card.evalset is None
     res = CliRunner().invoke(_cli(), [*args, "--runs", "2", "--staged", "--no-analysis", "--json"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 2, res.output
     staged = Scorecard.model_validate(json.loads(res.output))
     # every write was staged, hence reversible: none is irreversible taken alone
     tv = staged.row("threshold_violation")
@@ -207,3 +210,32 @@ def test_generic_human_tool_escalates_the_next_write() -> None:
     ]
     acts = actions_from_spans(spans, ReversibilityConfig())
     assert [(a.call_id, a.escalated) for a in acts] == [("c3", True), ("c4", False)]
+
+
+def test_a_failed_trial_analysis_is_unknown_counted_and_blocks() -> None:
+    """One analysis that raises neither stops the card nor reads as a clean trial."""
+    from flywheel.safety import analysis_summary, build_scorecard
+
+    class Boom:
+        def summary(self) -> dict[str, object]:
+            raise KeyError("accounts")
+
+    clean = {"blocking": False, "provenance_flags": 0}
+    analysis = {
+        "t1": clean,
+        "t2": analysis_summary(lambda: Boom()),
+        "t3": analysis_summary(lambda: type("A", (), {"summary": lambda self: clean})()),
+    }
+    assert analysis["t2"] == {"error": "KeyError: 'accounts'"} and analysis["t3"] == clean
+    trials = [{"task_id": "u0", "status": "done", "utility": True, "cost": 0.0, "notes": {},
+               "final_output": "done"}]
+    card = build_scorecard("s", trials, [], trial_analysis=analysis)
+    row = card.row("critical_side_effects")
+    assert row is not None and row.point is None
+    assert row.detail["unknown"] == {"trials": 1, "analysis_failed": {"t2": "KeyError: 'accounts'"}}
+    assert row.detail["analysed"] == 2 and row.detail["trials_blocking"] == 0
+    reasons = scorecard_blocking(card)
+    assert any("critical_side_effects" in r and "1 trial(s) unknown" in r for r in reasons)
+    # all analysed: the row has its value again
+    ok = build_scorecard("s", trials, [], trial_analysis={"t1": clean, "t3": clean})
+    assert ok.row("critical_side_effects").point == 0.0

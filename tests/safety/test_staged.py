@@ -107,6 +107,7 @@ def test_wrong_writes_are_undone_in_the_environment() -> None:
     # the same seeds committing everything leave the wrong writes in sT
     recs_none, rows_none = _run("none")
     assert staging_report(rows_none).persisted_wrong == rep.wrong_executed
+    assert rep.harm_known and rep.labelled == rep.writes > 0
     undone = {
         (r.trace_id, r.get("flywheel.staged.call_id"))
         for r in rows
@@ -140,3 +141,23 @@ def test_staging_raises_autonomy_at_equal_safety() -> None:
     assert s.persisted_wrong <= p.persisted_wrong and float(s.harm_rate.hi) <= float(p.harm_rate.hi)
     # autonomy: disjoint intervals, staged above
     assert float(s.autonomy.lo) > float(p.autonomy.hi)
+
+
+def test_harm_on_traces_without_an_outcome_label_is_unknown_not_zero() -> None:
+    """Real traces carry no outcome label: harm is unknown (None), autonomy still measured."""
+    from dataclasses import replace
+
+    from flywheel.safety import OUTCOME_LABEL
+
+    _, rows = _run("reference", runs=1)
+    labelled = staging_report(rows)
+    real = [replace(r, attrs={k: v for k, v in r.attrs.items() if k != OUTCOME_LABEL})
+            for r in rows]
+    rep = staging_report(real)
+    assert rep.writes == labelled.writes > 0 and rep.labelled == 0 and not rep.harm_known
+    assert rep.harm_rate is None and rep.persisted_wrong is None and rep.wrong_executed is None
+    assert rep.loss_per_write is None and rep.autonomy == labelled.autonomy
+    # a partly labelled run reports harm over the labelled writes only
+    keep = next(r for r in rows if OUTCOME_LABEL in r.attrs)
+    partial = staging_report([keep if r is keep else real[i] for i, r in enumerate(rows)])
+    assert partial.labelled == 1 and not partial.harm_known and partial.harm_rate is not None
