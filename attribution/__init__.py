@@ -2,7 +2,14 @@
 
 from flywheel.values import near_copy
 
-from ._attributor import VERSION, Attribution, attribute_steps, attribute_trace, walk_back
+from ._attributor import (
+    VERSION,
+    Attribution,
+    attribute_steps,
+    attribute_trace,
+    declared_outcome,
+    walk_back,
+)
 from ._calibration import (
     attribute_with_judge,
     calibrate_judge,
@@ -11,8 +18,10 @@ from ._calibration import (
     read_calibration,
 )
 from ._faults import InjectedFault, read_faults, score_faults
+from ._formats import speaker_of
 from ._judge import JudgeAttributor, JudgeResult, judge_agreement, parse_reply
-from ._signals import LABEL_PREFIXES, Signal, Step, all_signals, load_trace, steps_from_rows
+from ._signals import all_signals
+from ._steps import LABEL_PREFIXES, Signal, Step, load_trace, steps_from_rows
 from ._store import read_attribution, read_attributions, save_attributions, select_traces
 from ._taxonomy import (
     CATEGORIES,
@@ -22,9 +31,17 @@ from ._taxonomy import (
     OUTCOMES,
     SINGLE_AGENT,
     UNDETERMINED,
+    UNKNOWN,
     multi_agent_category,
 )
-from ._whowhen import import_whowhen, log_to_otlp, parse_log, read_labels, trace_id_for
+from ._whowhen import (
+    import_whowhen,
+    iter_logs,
+    log_to_otlp,
+    parse_log,
+    read_labels,
+    trace_id_for,
+)
 
 __all__ = [
     "near_copy",
@@ -41,6 +58,7 @@ __all__ = [
     "OUTCOMES",
     "SINGLE_AGENT",
     "UNDETERMINED",
+    "UNKNOWN",
     "VERSION",
     "Attribution",
     "InjectedFault",
@@ -51,7 +69,9 @@ __all__ = [
     "all_signals",
     "attribute_steps",
     "attribute_trace",
+    "declared_outcome",
     "import_whowhen",
+    "iter_logs",
     "judge_agreement",
     "load_trace",
     "log_to_otlp",
@@ -65,6 +85,7 @@ __all__ = [
     "save_attributions",
     "score_faults",
     "select_traces",
+    "speaker_of",
     "steps_from_rows",
     "trace_id_for",
     "walk_back",

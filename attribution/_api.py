@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from flywheel import request_project
 
@@ -37,6 +37,12 @@ class AttributionOut(BaseModel):
     confidence: float
     evidence: list[dict[str, Any]]
     service_name: str
+    category_scores: list[list[Any]] = Field(
+        default_factory=list,
+        description="Every category with evidence at the blamed step, [category, score], "
+        "strongest first (the runner-ups of an `unknown` category).",
+    )
+    cluster: str = Field("", description="MAST cluster of the category when several agents speak.")
 
 
 class TraceAttributions(BaseModel):

@@ -25,7 +25,7 @@ from flywheel import Store, UserError
 
 from ._attributor import Attribution
 from ._judge import JudgeAttributor, judge_agreement
-from ._signals import load_trace
+from ._steps import load_trace
 from ._taxonomy import HAZARD_CATEGORY, UNDETERMINED
 
 CALIBRATION = "judge-calibration"

@@ -9,7 +9,7 @@ import click
 from flywheel import UserError
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
 
-from ._attributor import Attribution, attribute_trace
+from ._attributor import PRIOR_KINDS, Attribution, attribute_trace
 from ._calibration import (
     attribute_with_judge,
     calibrate_judge,
@@ -18,6 +18,7 @@ from ._calibration import (
     parse_judge,
 )
 from ._store import save_attributions, select_traces
+from ._taxonomy import UNKNOWN
 from ._whowhen import import_whowhen
 
 
@@ -33,16 +34,23 @@ def _since(value: str | None) -> int | None:
 
 def _line(a: Attribution) -> str:
     if not a.failed:
-        return f"{a.trace_id}  no failure signal"
+        concerns = sorted({e["kind"] for e in a.evidence if e["kind"] not in PRIOR_KINDS})
+        return f"{a.trace_id}  no failure found" + (
+            f" (concerns: {', '.join(concerns)})" if concerns else ""
+        )
     where = (
         f"step {a.causal_index}"
         if a.causal_index == a.surfaced_index
         else f"caused at step {a.causal_index}, surfaced at step {a.surfaced_index}"
     )
-    return (
+    line = (
         f"{a.trace_id}  {a.category:<24} {where}  agent {a.agent or '-'}  "
         f"confidence {a.confidence:.2f}"
     )
+    if a.category == UNKNOWN:
+        ups = ", ".join(f"{c} {v:.2f}" for c, v in a.category_scores[:3]) or "none"
+        line += f"  (evidence too weak; runner-ups: {ups})"
+    return line
 
 
 @click.command("attribute")
@@ -152,7 +160,7 @@ def attribute_cmd(
     for a in out:
         click.echo(_line(a))
     summary: Any = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
-    click.echo(f"{len(out)} trace(s) attributed: {summary or 'none'}")
+    click.echo(f"{len(out)} trace(s) attributed; categories: {summary or 'none'}")
 
 
 @click.command("import-whowhen")

@@ -20,7 +20,7 @@ import httpx
 from flywheel import UserError
 
 from ._attributor import Attribution
-from ._signals import Step
+from ._steps import Step
 from ._taxonomy import CATEGORIES, UNDETERMINED
 
 _PROMPT = """You are auditing a failed run of an AI agent system. Steps are numbered.

@@ -1,12 +1,15 @@
 """Deterministic failure signals over the steps of one trace.
 
-Each signal is cheap, explainable and names a step: errors (and which of them
-are the environment's fault), retries without change, arguments from stale
-or untrusted sources (argument provenance), writes without a later check,
-completion claims without verification, budget hits, and claims whose facts
-appear in nothing the agent observed before ("tool used does not mean truth
-acquired": a number that no tool returned was made up). The attributor
-weighs them; nothing here reads evaluation labels.
+Each signal is cheap, explainable, names the step where it shows and the step
+it blames, and carries the category its evidence supports: errors (what kind
+of error says whose fault it was), retries without change, arguments from
+stale or untrusted sources (argument provenance), placeholder arguments,
+departures from a recalled plan, writes without a later check, completion
+claims without a successful check, a supervisor's verdict that the run made no
+progress, giving up despite good reads, and grounding (``_grounding``: facts
+nobody observed, misread values). Signals read generic step fields only
+(``_steps``); a framework's own phrases are turned into those fields by its
+importer adapter (``_formats``). Nothing here reads evaluation labels.
 """
 
 from __future__ import annotations
@@ -14,238 +17,101 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from flywheel import NotFoundError, Store
-from flywheel.values import MAX_CUT, MIN_STR, is_number, near_copy, observed_leaves, same_value
+from flywheel.values import near_copy, observed_leaves, same_value
 
-#: Span attributes that carry evaluation labels; the loader drops them so no
-#: signal can read them (Who&When labels, harness-injected faults).
-LABEL_PREFIXES: tuple[str, ...] = ("flywheel.sim.", "whowhen.label.", "flywheel.label.")
+from ._grounding import near_copy_signals, ungrounded_fact_signals
+from ._steps import TRUE, Signal, Step, actor_before, call_arguments
 
-#: Span attributes that carry a message's speaker and role.
-AGENT_KEYS = ("gen_ai.agent.name", "agent.name", "flywheel.agent.name")
-ROLE_KEYS = ("flywheel.message.role", "gen_ai.message.role", "message.role")
-
-_STEPS_SQL = """
-SELECT s.span_id AS span_id, s.parent_span_id AS parent_span_id, s.kind AS kind,
-       s.tool_name AS tool_name, s.span_name AS span_name, s.arguments AS arguments,
-       s.result AS result, s.input AS input, s.output AS output, s.agent_name AS agent_name,
-       s.service_name AS service_name, s.status AS status, s.error AS error,
-       s.start_time AS start_time
-FROM agent_steps AS s FINAL
-WHERE s.project_id = {p:String} AND s.trace_id = {t:String}
-ORDER BY s.start_time, s.span_id
-"""
-
-_ATTRS_SQL = """
-SELECT SpanId AS span_id,
-       mapFilter((k, v) -> NOT (startsWith(k, 'flywheel.sim.') OR startsWith(k, 'whowhen.label.')
-                                OR startsWith(k, 'flywheel.label.')), SpanAttributes) AS attributes
-FROM {table:Identifier}
-WHERE TraceId = {t:String} AND ProjectId = {p:String}
-"""
-
-_EXIT_FAIL = re.compile(
-    r"exitcode:\s*[1-9]\d*|Traceback \(most recent call last\)|\bexecution failed\b", re.IGNORECASE
-)
-_ENV_ERROR = re.compile(
-    r"time[d ]?out|timeout|\b50[0234]\b|service unavailable|connection (?:refused|reset|error)|"
-    r"temporarily unavailable|rate.?limit|\b429\b|network is unreachable|name resolution",
-    re.IGNORECASE,
+#: A tool output that reports an error although the span was not marked failed: a Python
+#: traceback, or output that starts by saying it is an error (``Error: ...``).
+_TRACEBACK = re.compile(
+    r"Traceback \(most recent call last\)|\A\s*(?:error|exception)\b", re.IGNORECASE
 )
 _BUDGET = re.compile(
     r"budget\s*(?:exhausted|exceeded|hit)|budgetexhausted|max(?:imum)?[_ ]turns", re.IGNORECASE
 )
-_CLAIM = re.compile(
-    r"\b(?:task (?:is )?(?:complete|completed|done|solved)|successfully (?:completed|done|sent|"
-    r"transferred|booked|updated)|has been (?:verified|confirmed|completed)|verified|confirmed|"
-    r"final answer|the answer is|TERMINATE)\b",
-    re.IGNORECASE,
+#: Whose fault an error is, from what the error says (HTTP status semantics, the
+#: standard exception names of Python and of network stacks). First match wins.
+ERROR_CLASSES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
+    (
+        "environment_error",
+        "environment_caused",
+        0.55,
+        re.compile(
+            r"time[d ]?out|timeout|\b50[0234]\b|service unavailable|"
+            r"connection (?:refused|reset|error)|"
+            r"temporarily unavailable|rate.?limit|\b429\b|too many requests|network is unreachable|"
+            r"name resolution|ConnectionError|TimeoutError",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "call_refused",
+        "execution",
+        0.55,
+        re.compile(
+            r"\b40[13]\b|unauthori[sz]ed|forbidden|permission denied|PermissionError|"
+            r"access denied|not allowed|quota",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "bad_call",
+        "argument_generation",
+        0.6,
+        re.compile(
+            r"\b(?:Syntax|Indentation|Name|Type|Attribute|Key|Index|Value|Import|"
+            r"ModuleNotFound|UnboundLocal|ZeroDivision|JSONDecode|Assertion)Error\b|"
+            r"\b(?:400|422)\b|bad request|invalid (?:argument|parameter|input|value)|"
+            r"validation error|unknown language|is not defined|missing \d* ?required",
+            re.IGNORECASE,
+        ),
+    ),
 )
-_NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
-_CODE = re.compile(r"```")
-_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_NO_ACTION = re.compile(r"there is no code|no code (?:block )?(?:to|from)", re.IGNORECASE)
 
 
-@dataclass
-class Step:
-    """One span of a trace as the attributor sees it (labels removed)."""
-
-    index: int
-    span_id: str
-    parent_span_id: str = ""
-    kind: str = "other"
-    span_name: str = ""
-    tool_name: str = ""
-    agent: str = ""
-    role: str = ""
-    arguments: str = ""
-    result: str = ""
-    input: str = ""
-    output: str = ""
-    status: str = "unset"
-    error: str = ""
-    service_name: str = ""
-    attributes: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        """What the step said or returned: a tool's result, else the output, else the input."""
-        if self.kind == "tool":
-            return self.result or self.output
-        return self.output or self.input
-
-    @property
-    def is_observation(self) -> bool:
-        """Whether the step brings outside state in (a tool result, retrieval, memory read)."""
-        return self.kind in ("tool", "retrieval", "memory_read")
-
-    @property
-    def acts(self) -> bool:
-        """Whether the step emits an action: a tool call, or code for someone to run."""
-        if self.kind == "tool":
-            return True
-        return bool(_CODE.search(self.text)) or bool(self.attributes.get("gen_ai.tool.call.id"))
-
-
-@dataclass
-class Signal:
-    """One piece of deterministic evidence that a step went wrong.
-
-    ``index`` is where it shows; ``cause_index`` (default ``index``) the step
-    the signal blames; ``weight`` in [0, 1] is how strongly it implies a failure.
-    """
-
-    kind: str
-    index: int
-    category: str
-    weight: float
-    evidence: str
-    cause_index: int | None = None
-
-    @property
-    def cause(self) -> int:
-        """The blamed step."""
-        return self.index if self.cause_index is None else self.cause_index
-
-
-def _s(v: Any) -> str:
-    return "" if v is None else str(v)
-
-
-def steps_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[Step]:
-    """Steps from agent_steps-shaped dicts (label attributes dropped)."""
-    steps: list[Step] = []
-    for i, r in enumerate(rows):
-        attrs = {
-            k: _s(v)
-            for k, v in dict(r.get("attributes") or {}).items()
-            if not k.startswith(LABEL_PREFIXES)
-        }
-        agent = _s(r.get("agent_name")) or next((attrs[k] for k in AGENT_KEYS if attrs.get(k)), "")
-        role = next((attrs[k] for k in ROLE_KEYS if attrs.get(k)), "")
-        steps.append(
-            Step(
-                index=i,
-                span_id=_s(r.get("span_id")),
-                parent_span_id=_s(r.get("parent_span_id")),
-                kind=_s(r.get("kind")) or "other",
-                span_name=_s(r.get("span_name")),
-                tool_name=_s(r.get("tool_name")),
-                agent=agent,
-                role=role,
-                arguments=_s(r.get("arguments")),
-                result=_s(r.get("result")),
-                input=_s(r.get("input")),
-                output=_s(r.get("output")),
-                status=_s(r.get("status")) or "unset",
-                error=_s(r.get("error")),
-                service_name=_s(r.get("service_name")),
-                attributes=attrs,
-            )
-        )
-    return steps
-
-
-def load_trace(store: Store, trace_id: str, project: str = "default") -> list[Step]:
-    """A stored trace's steps in start order, without label attributes."""
-    from flywheel.ingest import normalise_steps
-
-    rows = store.query(_STEPS_SQL, {"p": project, "t": trace_id})
-    if not rows:
-        raise NotFoundError(
-            f"trace {trace_id} not found in project {project}; "
-            "list traces with `flywheel traces list`"
-        )
-    attrs = {
-        r["span_id"]: r["attributes"]
-        for r in store.query(_ATTRS_SQL, {"table": store.otel_table, "t": trace_id, "p": project})
-    }
-    for r in rows:
-        r["attributes"] = attrs.get(r["span_id"], {})
-    normalise_steps(rows)  # tool arguments and results without library wrappers
-    steps = steps_from_rows(rows)
-    ordered = sorted(steps, key=lambda s: (_step_index(s), s.index))
-    for i, s in enumerate(ordered):
-        s.index = i
-    return ordered
-
-
-def _step_index(s: Step) -> int:
-    try:
-        return int(s.attributes.get("flywheel.step.index", s.index))
-    except ValueError:
-        return s.index
-
-
-# -- helpers -----------------------------------------------------------------------------
 def _failed(step: Step) -> str:
     """The failure text of a step ('' when it did not fail)."""
     if step.status == "error":
         return step.error or "status error"
-    if step.is_observation:
-        m = _EXIT_FAIL.search(step.text[:400])
-        if m:
-            return step.text[:200]
+    if step.is_observation and _TRACEBACK.search(step.text[:4000]):
+        return step.text.strip()[:200]
     return ""
 
 
-def actor_before(steps: Sequence[Step], index: int) -> int:
-    """The step that issued step ``index``'s call: the nearest earlier model turn.
+#: Weight of an error that a later call of the same tool got past.
+REPAIRED_WEIGHT = 0.3
 
-    Falls back to the parent span, then to the nearest earlier step that acted.
+
+def _repaired_at(steps: Sequence[Step], failed: Step) -> int | None:
+    """The first later call of the same tool that succeeded (the run got past the error)."""
+    if not failed.is_observation:
+        return None
+    for t in steps[failed.index + 1 :]:
+        if (
+            t.kind == "tool"
+            and t.tool_name == failed.tool_name
+            and not _failed(t)
+            and t.text.strip()
+        ):
+            return t.index
+    return None
+
+
+def classify_error(message: str) -> tuple[str, str, float]:
+    """``(signal kind, category, weight)`` of an error message.
+
+    The environment's fault (timeouts, 5xx, rate limits), a refused call
+    (401/403, permissions), a call the agent got wrong (its code raised a
+    name/type/syntax error, a 400/422): ``argument_generation``; anything else
+    is an execution error.
     """
-    for j in range(index - 1, -1, -1):
-        if steps[j].kind == "llm":
-            return j
-    parent = steps[index].parent_span_id
-    for j in range(index - 1, -1, -1):
-        if steps[j].span_id == parent and not steps[j].is_observation:
-            return j
-    for j in range(index - 1, -1, -1):
-        if not steps[j].is_observation and steps[j].acts:
-            return j
-    return index
-
-
-def _numbers(text: str) -> list[str]:
-    """Multi-digit figures stated in prose (code blocks hold parameters, not claims)."""
-    out = []
-    for n in _NUM.findall(_CODE_BLOCK.sub(" ", text)):
-        n = n.rstrip(",.").replace(",", "")
-        if len(n.replace(".", "")) >= 3:
-            out.append(n)
-    return out
-
-
-def _args(step: Step) -> Any:
-    try:
-        return json.loads(step.arguments) if step.arguments else {}
-    except (json.JSONDecodeError, TypeError):
-        return step.arguments
+    for kind, category, weight, rx in ERROR_CLASSES:
+        if rx.search(message):
+            return kind, category, weight
+    return "error", "execution", 0.5
 
 
 # -- signals -----------------------------------------------------------------------------
@@ -257,21 +123,26 @@ def error_signals(steps: Sequence[Step]) -> list[Signal]:
         if not msg:
             continue
         blob = f"{msg} {s.attributes.get('error.type', '')}"
-        if _BUDGET.search(blob) or s.attributes.get("flywheel.budget.exhausted") in (
-            "true",
-            "True",
-            "1",
-        ):
+        if _BUDGET.search(blob) or s.attributes.get("flywheel.budget.exhausted") in TRUE:
             out.append(Signal("budget_hit", s.index, "budget_exhaustion", 0.95, msg[:200]))
-        elif _ENV_ERROR.search(blob):
-            out.append(Signal("environment_error", s.index, "environment_caused", 0.55, msg[:200]))
+            continue
+        kind, category, weight = classify_error(blob)
+        fixed = _repaired_at(steps, s)
+        if (
+            fixed is not None
+        ):  # a later call of the same tool went through: a concern, not the failure
+            kind, weight, msg = (
+                f"{kind}_repaired",
+                REPAIRED_WEIGHT,
+                f"{msg[:160]} (repaired at step {fixed})",
+            )
+        if category == "environment_caused":
+            out.append(Signal(kind, s.index, category, weight, msg[:200]))
         else:
             cause = actor_before(steps, s.index) if s.is_observation else s.index
-            out.append(Signal("error", s.index, "execution", 0.5, msg[:200], cause))
+            out.append(Signal(kind, s.index, category, weight, msg[:200], cause))
     for s in steps:  # budget hits recorded on spans that did not fail
-        if s.attributes.get("flywheel.budget.exhausted") in ("true", "True", "1") and not _failed(
-            s
-        ):
+        if s.attributes.get("flywheel.budget.exhausted") in TRUE and not _failed(s):
             out.append(
                 Signal(
                     "budget_hit",
@@ -314,8 +185,8 @@ def provenance_signals(
 ) -> list[Signal]:
     """Arguments from untrusted or stale sources; the cause is the earlier read.
 
-    A value is stale when the same tool was read again between the source and
-    the use and returned something else. An argument to a sensitive tool
+    A value is stale when the same call (tool and arguments) was read again
+    between the source and the use and returned something else. An argument to a sensitive tool
     taken from untrusted content (provenance flag) is blamed on the read it
     came from: the agent believed it (perception), whatever it did next.
     """
@@ -331,7 +202,10 @@ def provenance_signals(
             later = [
                 s
                 for s in steps[src.index + 1 : use.index]
-                if s.tool_name == src.tool_name and s.is_observation and s.text != src.text
+                if s.tool_name == src.tool_name
+                and s.arguments == src.arguments
+                and s.is_observation
+                and s.text != src.text
             ]
             if later:
                 out.append(
@@ -399,10 +273,21 @@ def write_check_signals(steps: Sequence[Step], is_write: Any = None) -> list[Sig
     return out
 
 
+#: A claim that the work is done or checked, in an agent's own words.
+_CLAIM = re.compile(
+    r"\b(?:task (?:is )?(?:complete|completed|done|solved)|successfully (?:completed|done|sent|"
+    r"transferred|booked|updated)|has been (?:verified|confirmed|completed)|verified|confirmed|"
+    r"final answer|the answer is)\b",
+    re.IGNORECASE,
+)
+
+
 def claim_signals(steps: Sequence[Step]) -> list[Signal]:
     """A completion claim after a failure that nothing later repaired.
 
-    The claim is where the failure surfaced; it names the unrepaired failure.
+    A claim is a completion or verification statement in the agent's own
+    words, or a step that declares the run finished (``ends_run``). The claim
+    is where the failure surfaced; it names the unrepaired failure.
     """
     out: list[Signal] = []
     last_fail: int | None = None
@@ -413,7 +298,7 @@ def claim_signals(steps: Sequence[Step]) -> list[Signal]:
             elif last_fail is not None and s.text.strip():
                 last_fail = None  # a later successful observation: repaired or moved on
             continue
-        if last_fail is not None and _CLAIM.search(s.text):
+        if last_fail is not None and s.speaks and (_CLAIM.search(s.own_words) or s.ends_run):
             out.append(
                 Signal(
                     "claim_without_verification",
@@ -429,106 +314,119 @@ def claim_signals(steps: Sequence[Step]) -> list[Signal]:
     return out
 
 
-def grounding_signals(steps: Sequence[Step], *, start: int = 1) -> list[Signal]:
-    """Facts (multi-digit numbers) that appear in nothing observed before the step.
+#: Values that stand for a value nobody filled in: template markers (``<video_id>``,
+#: ``{api_key}``, ``YOUR_API_KEY``), RFC 2606 example domains, ``path/to/``, filler words.
+_PLACEHOLDER = re.compile(
+    r"<\s*(?:your|insert|enter|replace|the)?[_ -]?[a-z]+(?:[_ -][a-z]+)*\s*>|"
+    r"\b(?:YOUR|INSERT|ENTER|REPLACE)_[A-Z_]+\b|\byour[_-](?:api[_-]?)?(?:key|token|id|name|file|path|url)\b|"
+    r"\bexample\.(?:com|org|net)\b|\bpath/to/|\b(?:placeholder|dummy|lorem ipsum|xxxx+)\b",
+    re.IGNORECASE,
+)
 
-    An agent message or call argument that states a figure no earlier message,
-    task text or tool result contained made that figure up (or took it from
-    somewhere the trace cannot see): a grounding failure. Observations are the
-    evidence, so they are never flagged themselves; a model turn's own input
-    (its prompt) counts as observed before its output.
+
+def placeholder_signals(steps: Sequence[Step]) -> list[Signal]:
+    """A call made with a placeholder value instead of a real one (argument generation).
+
+    Blamed on the turn that made the call. A placeholder the task or an
+    earlier observation already holds is somebody else's text, not the call's.
     """
     out: list[Signal] = []
     seen = ""
-    fields: dict[str, list[float]] = {}  # numeric fields of structured results, by key
     for s in steps:
-        body = s.arguments if s.kind == "tool" else s.text
-        if s.kind not in ("agent", "tool"):
-            # a turn reads its input (prompt, the page a browsing agent was shown) before
-            # it speaks: figures there are observed, not stated
-            seen += " " + s.input.replace(",", "")
-        if s.index >= start and not s.is_observation:
-            new = [
-                n
-                for n in dict.fromkeys(_numbers(body))
-                if n not in seen and not _aggregate_of(n, fields)
-            ]
-            if new:
+        if s.kind == "tool" and s.arguments:
+            m = next(
+                (m for m in _PLACEHOLDER.finditer(s.arguments) if m.group().lower() not in seen),
+                None,
+            )
+            if m is not None:
                 out.append(
                     Signal(
-                        "ungrounded_fact",
+                        "placeholder_argument",
                         s.index,
-                        "perception",
-                        0.7,
-                        "figures not seen before: " + ", ".join(new[:6]),
+                        "argument_generation",
+                        0.6,
+                        f"{s.tool_name or 'the call'} was given {m.group()[:40]!r}, a placeholder",
+                        actor_before(steps, s.index),
                     )
                 )
-        # an enclosing agent span's output is written when the run ends: only its input
-        # (the task) was known at its start
-        said = "" if s.kind == "agent" else (s.output or s.result or "")
-        seen += " " + (s.input or "") + " " + said + " " + (s.arguments or "")
-        seen = seen.replace(",", "")
-        if s.is_observation:
-            _collect_fields(s.text, fields)
+        if s.is_observation or not s.speaks or s.index == 0:  # results, and the task itself
+            seen += " " + (s.input + " " + s.text).lower()
+        else:
+            seen += " " + s.input.lower()
     return out
 
 
-def _collect_fields(text: str, fields: dict[str, list[float]]) -> None:
-    """Add a JSON result's numeric leaves to ``fields``, keyed by their field name."""
-    if not text.startswith(("{", "[")):
-        return
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        return
-    stack: list[Any] = [doc]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            for k, x in v.items():
-                if is_number(x):
-                    fields.setdefault(str(k), []).append(float(x))
-                else:
-                    stack.append(x)
-        elif isinstance(v, list):
-            stack.extend(v)
+#: What a call returns when it found nothing.
+_EMPTY = frozenset({"", "[]", "{}", "null", "none", '""', "''", "nan", "()", "set()"})
 
 
-#: Bounds of the aggregate check: values per field and the largest total, in cents.
-_MAX_TERMS, _MAX_CENTS = 64, 10**7
+def empty_result_signals(steps: Sequence[Step]) -> list[Signal]:
+    """A call that succeeded and returned nothing: it asked for something that is not there.
 
-
-def _aggregate_of(figure: str, fields: dict[str, list[float]]) -> bool:
-    """Whether ``figure`` is the sum of some values of one field of a structured result.
-
-    A total over read records (the spending of a month: the sum of the
-    amounts of its transactions) is derived from what was observed, not made
-    up. Only fields of JSON results count (a sum over free text would make
-    almost any figure reachable); exact to the cent, positive values, at
-    most ``_MAX_TERMS`` values per field.
+    In a failed run that is a call whose arguments (query, code, path) did not
+    reach the state the agent needed (argument generation), blamed on the turn
+    that made it. Moderate evidence: an empty answer can also be the truth.
     """
-    try:
-        target = round(float(figure) * 100)
-    except ValueError:
-        return False
-    if target <= 0 or target > _MAX_CENTS:
-        return False
-    for values in fields.values():
-        positive = [v for v in values[-_MAX_TERMS:] if v > 0]
-        cents = [round(v * 100) for v in positive]
-        if len(cents) < 2 or any(
-            abs(c - v * 100) > 1e-6 for c, v in zip(cents, positive, strict=True)
-        ):
-            continue  # too few values, or finer than cents
-        if sum(cents) < target:
-            continue  # even all of them fall short
-        reach = 1  # bit i set: some subset sums to i cents
-        mask = (1 << (target + 1)) - 1
-        for c in cents:
-            reach = (reach | (reach << c)) & mask
-        if reach >> target & 1:
-            return True
-    return False
+    out: list[Signal] = []
+    for s in steps:
+        if s.kind != "tool" or _failed(s):
+            continue
+        text = s.text.strip()
+        if text.lower() in _EMPTY or re.fullmatch(r"\[\s*\]|\{\s*\}", text):
+            out.append(
+                Signal(
+                    "empty_result",
+                    s.index,
+                    "argument_generation",
+                    0.5,
+                    f"{s.tool_name or 'the call'} succeeded and returned nothing "
+                    f"({text[:20] or 'empty'})",
+                    actor_before(steps, s.index),
+                )
+            )
+    return out
+
+
+def review_signals(steps: Sequence[Step]) -> list[Signal]:
+    """A supervising agent's verdict that the run stopped progressing or is looping.
+
+    Reviews are generic attributes an importer adapter or an instrumentation
+    sets (``flywheel.review.progress`` / ``flywheel.review.in_loop``). The first
+    negative verdict blames the step it reviewed: the latest contribution of
+    another agent before it (the reviewer does not review itself). Looping is
+    a failure the agent did not recover from; no progress, a route that does
+    not reach the goal.
+    """
+    for r in steps:
+        progress = r.attributes.get("flywheel.review.progress")
+        loop = r.attributes.get("flywheel.review.in_loop")
+        if progress not in ("false", "False", "0") and loop not in TRUE:
+            continue
+        j = next(
+            (
+                t.index
+                for t in reversed(steps[: r.index])
+                if t.agent != r.agent and (t.speaks or t.is_observation)
+            ),
+            None,
+        )
+        if j is None:
+            return []
+        j = actor_before(steps, j) if steps[j].is_observation else j
+        looping = loop in TRUE
+        return [
+            Signal(
+                "review_no_progress",
+                r.index,
+                "recovery" if looping else "planning",
+                0.5,
+                f"{r.agent or 'a reviewer'} judged the run "
+                + ("in a loop" if looping else "not progressing")
+                + f" after step {j}: {r.attributes.get('flywheel.review.reason', '')[:120]}",
+                j,
+            )
+        ]
+    return []
 
 
 def _empty(v: Any) -> bool:
@@ -579,7 +477,7 @@ def plan_signals(steps: Sequence[Step]) -> list[Signal]:
             # what the turn that made the call had read (not this call's own result)
             seen = " ".join(t for j, t in reads if j < cause)
             before = [(j, v) for j, v in observed if j < cause]
-            args = _args(s)
+            args = call_arguments(s)
             if s.tool_name and s.tool_name != plan["name"]:
                 out.append(
                     Signal(
@@ -672,135 +570,6 @@ def _read_nearly(
     return None
 
 
-def near_copy_signals(steps: Sequence[Step]) -> list[Signal]:
-    """A call argument that nothing observed holds, but that is a near-copy of a value read.
-
-    Without a plan to compare against: the value was not made up from
-    nothing (``grounding_signals``) -- it is almost a value a tool returned
-    (digits transposed, off by one, truncated, one character changed; see
-    ``near_copy``), so the agent misread it (perception). Blamed on the model
-    turn that made the call; the evidence names the read. Strings of
-    ``MIN_STR``+ characters and numbers of 3+ digits only, so small values
-    that are close by chance are not flagged.
-    """
-    out: list[Signal] = []
-    observed: list[tuple[int, Any]] = []
-    text = ""
-    for s in steps:
-        if s.kind == "tool":
-            args = _args(s)
-            if isinstance(args, dict):
-                for k, got in args.items():
-                    if not _distinctive(got) or re.search(
-                        r"(?<![\w.])" + re.escape(str(got)) + r"(?![\w])", text
-                    ):
-                        continue
-                    turn = actor_before(steps, s.index)
-                    hit = next(
-                        (
-                            (j, v, h)
-                            for j, v in reversed(observed)
-                            if j < turn and (h := near_copy(got, v))
-                        ),
-                        None,
-                    )
-                    if hit is not None:
-                        j, v, how = hit
-                        out.append(
-                            Signal(
-                                "near_copy_of_observed",
-                                s.index,
-                                "perception",
-                                0.75,
-                                f"{s.tool_name}.{k}={str(got)[:40]} is a near-copy ({how}) of "
-                                f"{str(v)[:40]} read at step {j}",
-                                turn,
-                            )
-                        )
-                        break
-        if s.is_observation:
-            observed += [(s.index, v) for v in observed_leaves(s.text)]
-        if s.kind not in ("llm", "agent"):  # a turn's output holds the call; an agent's, the end
-            text += " " + s.input + " " + s.text
-        else:
-            text += " " + s.input
-    return out + _answer_near_copies(steps)
-
-
-def _answer_near_copies(steps: Sequence[Step]) -> list[Signal]:
-    """The final answer quotes a near-copy of a value of a structured result it read.
-
-    Only the last model turn, and only values of JSON results (fields: an
-    amount, an IBAN, a room name), so free text is never compared word by
-    word. A value the answer quotes exactly, or that appeared anywhere
-    before, is not a misread.
-    """
-    last = next((s for s in reversed(steps) if s.kind == "llm"), None)
-    if last is None:
-        return []
-    answer = _CODE_BLOCK.sub(" ", last.output)[:2000]
-    # everything said or read before the answer; an enclosing agent span's output is the
-    # answer itself (written when the run ends), so only its input counts
-    before = " ".join(
-        (s.input + " " + s.text) for s in steps[: last.index] if s.kind not in ("llm", "agent")
-    ) + " ".join(s.input for s in steps[: last.index + 1] if s.kind in ("llm", "agent"))
-    for s in reversed(steps[: last.index]):
-        if not s.is_observation or not s.text.startswith(("{", "[")):
-            continue
-        for v in dict.fromkeys(observed_leaves(s.text)):
-            how, quoted = _quoted_near_copy(answer, v, before)
-            if how:
-                return [
-                    Signal(
-                        "near_copy_of_observed",
-                        last.index,
-                        "perception",
-                        0.75,
-                        f"the answer's {quoted[:40]!r} is a near-copy ({how}) of "
-                        f"{str(v)[:40]!r} read at step {s.index}",
-                    )
-                ]
-    return []
-
-
-def _quoted_near_copy(answer: str, v: Any, before: str) -> tuple[str, str]:
-    """``(how, quoted)`` when ``answer`` holds a near-copy of ``v`` but not ``v`` itself."""
-    if isinstance(v, str):
-        if len(v) < MIN_STR or v in answer:
-            return "", ""
-        for k in range(1, min(MAX_CUT, len(v) // 2) + 1):  # truncated
-            cut = v[:-k]
-            alone = [  # occurrences before that are not just the start of the full value
-                m
-                for m in re.finditer(re.escape(cut), before)
-                if not before.startswith(v, m.start())
-            ]
-            if re.search(re.escape(cut) + r"(?![\w])", answer) and not alone:
-                return "truncated", cut
-        n = len(v)
-        for i in range(0, len(answer) - n + 1):
-            w = answer[i : i + n]
-            if w[0] in v[:2] and (how := near_copy(w, v)) and w not in before:
-                return how, w
-        return "", ""
-    for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", answer):
-        token = m.group().replace(",", "")
-        if len(token.replace(".", "")) < 2 or re.search(
-            r"(?<![\w.])" + re.escape(token) + r"(?![\w])", before.replace(",", "")
-        ):
-            continue
-        how = near_copy(float(token), v)
-        if how:
-            return how, m.group()
-    return "", ""
-
-
-def _distinctive(v: Any) -> bool:
-    if isinstance(v, str):
-        return len(v) >= MIN_STR
-    return is_number(v) and len(str(abs(v)).replace(".", "").strip("0")) >= 3
-
-
 def verify_signals(steps: Sequence[Step]) -> list[Signal]:
     """A call left unchecked in a trace whose other calls were checked by a verifier.
 
@@ -831,7 +600,7 @@ def verify_signals(steps: Sequence[Step]) -> list[Signal]:
                     "unverified_call",
                     s.index,
                     "verification",
-                    0.5,
+                    0.7,
                     f"{s.tool_name} was not checked; other calls were",
                     actor_before(steps, s.index),
                 )
@@ -852,8 +621,8 @@ def giveup_signals(steps: Sequence[Step]) -> list[Signal]:
     The state was there and was returned; the agent did not read it
     (perception). Only the last model turn is considered.
     """
-    last = next((s for s in reversed(steps) if s.kind == "llm"), None)
-    if last is None or not _GIVE_UP.search(last.text[:2000]):
+    last = next((s for s in reversed(steps) if s.speaks), None)
+    if last is None or not _GIVE_UP.search(last.own_words[:2000]):
         return []
     reads = [
         s
@@ -869,7 +638,7 @@ def giveup_signals(steps: Sequence[Step]) -> list[Signal]:
             "gave_up_despite_results",
             last.index,
             "perception",
-            0.6,
+            0.7,
             f"final answer gives up after {len(reads)} successful read(s)",
         )
     ]
@@ -879,31 +648,20 @@ def action_signals(steps: Sequence[Step]) -> list[Signal]:
     """The first step that acted (code or a tool call): a weak prior for the decisive step.
 
     With no stronger evidence, the first concrete action is where a wrong
-    approach is committed; later steps mostly execute and echo it.
+    approach is committed; later steps mostly execute and echo it. Priors are
+    not evidence of a failure and support no category.
     """
     for s in steps:
-        if s.is_observation or _NO_ACTION.search(s.text[:200]):
-            continue
-        if s.acts:
+        if s.speaks and s.acts:
             return [
                 Signal(
-                    "first_action",
-                    s.index,
-                    "planning",
-                    0.2,
-                    "first concrete action (code or tool call)",
+                    "first_action", s.index, "", 0.2, "first concrete action (code or tool call)"
                 )
             ]
     for s in steps[1:]:  # nobody acted: the first contribution after the task set the course
-        if not s.is_observation and not _NO_ACTION.search(s.text[:200]) and s.text.strip():
+        if s.speaks and s.said.strip():
             return [
-                Signal(
-                    "first_contribution",
-                    s.index,
-                    "planning",
-                    0.1,
-                    "first contribution; no step acted",
-                )
+                Signal("first_contribution", s.index, "", 0.1, "first contribution; no step acted")
             ]
     return []
 
@@ -921,7 +679,10 @@ def all_signals(
         + verify_signals(steps)
         + write_check_signals(steps)
         + claim_signals(steps)
-        + grounding_signals(steps)
+        + placeholder_signals(steps)
+        + empty_result_signals(steps)
+        + review_signals(steps)
+        + ungrounded_fact_signals(steps)
         + giveup_signals(steps)
         + action_signals(steps)
     )

@@ -24,6 +24,7 @@ _COLUMNS = (
     "causal_index",
     "agent",
     "confidence",
+    "cluster",
     "service_name",
 )
 
@@ -39,6 +40,7 @@ def save_attributions(
     cols["project_id"] = [project] * len(items)
     cols["evidence"] = [json.dumps(a.evidence, ensure_ascii=False, default=str) for a in items]
     cols["signals"] = [sorted({e["kind"] for e in a.evidence}) for a in items]
+    cols["category_scores"] = [json.dumps(a.category_scores) for a in items]
     cols["computed_at"] = [now] * len(items)
     return store.insert("attributions", cols)
 
@@ -56,6 +58,8 @@ def _row_to_attribution(r: dict[str, Any]) -> Attribution:
         agent=r["agent"],
         confidence=round(float(r["confidence"]), 3),
         evidence=json.loads(r["evidence"] or "[]"),
+        category_scores=json.loads(r.get("category_scores") or "[]"),
+        cluster=r.get("cluster") or "",
         attributor=r["attributor"],
         version=r["version"],
         service_name=r["service_name"],

@@ -33,10 +33,12 @@ MULTI_AGENT: tuple[str, ...] = (
 #: Outcomes that are not a component failure of the agent.
 OUTCOMES: tuple[str, ...] = ("budget_exhaustion", "environment_caused")
 
-#: No signal found: the trace looks healthy, or the failure left no trace.
+#: No failure found: the trace looks healthy (or declares success), or the failure left no trace.
 UNDETERMINED = "undetermined"
+#: A failure, but no category has enough evidence of its own: see the runner-up scores.
+UNKNOWN = "unknown"
 
-CATEGORIES: tuple[str, ...] = (*SINGLE_AGENT, *MULTI_AGENT, *OUTCOMES, UNDETERMINED)
+CATEGORIES: tuple[str, ...] = (*SINGLE_AGENT, *MULTI_AGENT, *OUTCOMES, UNKNOWN, UNDETERMINED)
 
 DESCRIPTIONS: dict[str, str] = {
     "understanding": "optimised for a goal other than the one stated",
@@ -53,7 +55,8 @@ DESCRIPTIONS: dict[str, str] = {
     "task_verification": "the team ended or accepted a result without real verification",
     "budget_exhaustion": "a call, token, money, wall-clock or depth budget was hit",
     "environment_caused": "the tool stack failed (outage, timeout, bad data); not the agent",
-    UNDETERMINED: "no failure signal found",
+    UNKNOWN: "a failure whose category the evidence does not settle (see the runner-ups)",
+    UNDETERMINED: "no failure found",
 }
 
 #: Single-agent category -> the multi-agent cluster it belongs to when several agents speak.

@@ -2,9 +2,11 @@
 
 One trace per log, one span per ``history`` message in order (step index =
 position = the label's ``mistake_step``), with the speaker as
-``gen_ai.agent.name``, the message role and the step index. A code-execution
-speaker (a terminal / executor) becomes a tool span whose result is its
-output, so tool-result signals apply to it. The labels (``mistake_agent``,
+``gen_ai.agent.name``, the message role and the step index. What each message
+is (an agent's words, a code run and its outcome, a page the agent was shown,
+a review, a runtime notice) is read by the log's framework adapter
+(``_formats``; its name is the resource attribute ``flywheel.log.format``), so
+no framework phrase reaches the signals. The labels (``mistake_agent``,
 ``mistake_step``, ``mistake_reason``) are kept as resource attributes under
 ``whowhen.label.`` for evaluation only: the attributor's loader drops that
 prefix and never reads resource attributes.
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,27 +26,10 @@ from typing import Any
 
 from flywheel import Store, UserError
 
+from ._formats import adapter_for
+
 LABEL_PREFIX = "whowhen.label."
-#: Speakers whose messages are code-execution output, not an agent's words.
-EXECUTOR = re.compile(r"terminal|executor|code_?exec", re.IGNORECASE)
-#: "Orchestrator (thought)", "Orchestrator (-> WebSurfer)": the agent, then the message's channel.
-_CHANNEL = re.compile(r"^\s*(?P<agent>[^()]+?)\s*\((?P<channel>[^()]*)\)\s*$")
 _BASE_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z; message i starts i seconds later
-#: A Python ``warnings`` record as the runtime prints it to stderr -- ``FILE.py:LINE:
-#: SomethingWarning: message`` and the indented source line after it. Magentic-One logs
-#: captured the runtime's stderr into message content (e.g. "orchestrator.py:216:
-#: UserWarning: Resolved model mismatch: gpt-4o-2024-08-06 != ..."): not the agent's words.
-_RUNTIME_WARNING = re.compile(
-    r"^[^\n]*\.py:\d+: [A-Za-z_]*Warning: [^\n]*\n?(?:[ \t]+[^\n]*\n?)?", re.MULTILINE
-)
-#: Where a browsing agent's message stops being its words and starts being what the
-#: browser returned (Magentic-One's WebSurfer / FileSurfer templates): a screenshot
-#: caption, extracted page metadata, OCR text, or a file viewer's address header.
-_OBSERVATION = re.compile(
-    r"^(?:Here is a screenshot of |The following metadata was extracted from the webpage|"
-    r"Automatic OCR of the page screenshot has detected)|\AAddress: \S+\n",
-    re.MULTILINE,
-)
 
 
 @dataclass
@@ -84,43 +68,6 @@ def parse_log(path: Path, subset: str = "") -> WhoWhenLog:
     return WhoWhenLog(name, doc["history"], labels, str(doc.get("question", "")))
 
 
-def message_text(msg: Mapping[str, Any]) -> str:
-    """A message's content without runtime noise the logging captured into it.
-
-    Python warning records (see ``_RUNTIME_WARNING``) are the framework's stderr,
-    not something an agent said: left in, their file line numbers and model
-    version dates read as figures the agent stated.
-    """
-    content = str(msg.get("content") or "")
-    return _RUNTIME_WARNING.sub("", content).rstrip() if "Warning: " in content else content
-
-
-def split_observation(content: str) -> tuple[str, str]:
-    """A message's own words and the tool output it quotes: ``(said, observed)``.
-
-    A browsing agent's message is its action ("I typed 'x' into the search
-    bar.") followed by the page the browser returned (see ``_OBSERVATION``).
-    The page is what the agent *observed*, not what it claimed, so it is
-    stored as the step's input; ``observed`` is '' for ordinary messages.
-    """
-    m = _OBSERVATION.search(content)
-    if m is None:
-        return content, ""
-    return content[: m.start()].rstrip(), content[m.start() :]
-
-
-def speaker_of(msg: Mapping[str, Any]) -> tuple[str, str]:
-    """The agent that spoke and the message's channel, if the speaker string carries one.
-
-    CaptainAgent logs name the speaker in ``name``; Magentic-One logs put it in
-    ``role`` with a channel suffix (``Orchestrator (thought)``,
-    ``Orchestrator (-> WebSurfer)``): the agent is the part before it.
-    """
-    raw = str(msg.get("name") or msg.get("role") or "unknown")
-    m = _CHANNEL.match(raw)
-    return (m.group("agent"), m.group("channel").strip()) if m else (raw.strip(), "")
-
-
 def _kv(key: str, value: Any) -> dict[str, Any]:
     if isinstance(value, int) and not isinstance(value, bool):
         return {"key": key, "value": {"intValue": str(value)}}
@@ -128,34 +75,39 @@ def _kv(key: str, value: Any) -> dict[str, Any]:
 
 
 def log_to_otlp(log: WhoWhenLog, *, service: str = "whowhen") -> dict[str, Any]:
-    """An OTLP/JSON ``ExportTraceServiceRequest`` for one log."""
+    """An OTLP/JSON ``ExportTraceServiceRequest`` for one log (read by its framework's adapter)."""
     tid = trace_id_for(log.name)
+    adapter = adapter_for(log.history)
     spans = []
-    for i, msg in enumerate(log.history):
-        speaker, channel = speaker_of(msg)
-        role = str(msg.get("role") or "")
-        content = message_text(msg)
+    for i, raw in enumerate(log.history):
+        m = adapter.message(log.history, i)
         attrs = [
-            _kv("gen_ai.agent.name", speaker),
-            _kv("flywheel.message.role", role),
+            _kv("gen_ai.agent.name", m.speaker),
+            _kv("flywheel.message.role", str(raw.get("role") or "")),
             _kv("flywheel.step.index", i),
+            _kv("flywheel.step.kind", m.kind),
         ]
-        if channel:
-            attrs.append(_kv("flywheel.message.channel", channel))
-        if EXECUTOR.search(speaker):
+        if m.channel:
+            attrs.append(_kv("flywheel.message.channel", m.channel))
+        if m.kind == "tool":
             attrs += [
-                _kv("flywheel.step.kind", "tool"),
                 _kv("gen_ai.operation.name", "execute_tool"),
                 _kv("gen_ai.tool.name", "code_execution"),
-                _kv("gen_ai.tool.call.result", content),
+                _kv("gen_ai.tool.call.arguments", json.dumps({"code": m.arguments})),
+                _kv("gen_ai.tool.call.result", m.result),
             ]
             name = "execute_tool code_execution"
         else:
-            said, observed = split_observation(content)
-            attrs += [_kv("flywheel.step.kind", "llm"), _kv("flywheel.output", said)]
-            if observed:
-                attrs.append(_kv("flywheel.input", observed))
-            name = f"message {speaker}"
+            attrs.append(_kv("flywheel.output", m.said))
+            if m.observed:
+                attrs.append(_kv("flywheel.input", m.observed))
+            name = f"message {m.speaker}"
+        attrs += [_kv(k, v) for k, v in m.attributes.items()]
+        status: dict[str, Any] = {}
+        if m.status == "error":
+            status = {"code": 2, "message": m.error}
+        elif m.status == "ok":
+            status = {"code": 1}
         start = _BASE_NS + i * 1_000_000_000
         spans.append(
             {
@@ -166,11 +118,12 @@ def log_to_otlp(log: WhoWhenLog, *, service: str = "whowhen") -> dict[str, Any]:
                 "startTimeUnixNano": str(start),
                 "endTimeUnixNano": str(start + 500_000_000),
                 "attributes": attrs,
-                "status": {},
+                "status": status,
             }
         )
     resource = [
         _kv("service.name", service),
+        _kv("flywheel.log.format", adapter.name),
         _kv("whowhen.log", log.name),
         _kv("whowhen.question", log.question[:2000]),
     ]

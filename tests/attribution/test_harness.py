@@ -90,3 +90,24 @@ def test_fault_labels_never_reach_the_attributor(store: Store) -> None:
     for tid in ids:
         for s in load_trace(store, tid):
             assert not any(k.startswith("flywheel.sim.") for k in s.attributes)
+
+
+def test_successful_trials_get_no_failure_category(store: Store) -> None:
+    """A trial the grader accepted (no fault injected) is not given a failure (issue 23)."""
+    from flywheel.attribution import attribute_trace
+
+    rates = dict.fromkeys(HAZARDS, 0.0)
+    specs = plan_trials(
+        "agentdojo:banking",
+        AgentSpec("reference", {"rates": rates}),
+        runs=1,
+        seed=7,
+        tasks=["user_task_0", "user_task_3", "user_task_5"],
+        seams=SeamConfig.from_oracles([]),
+    )
+    records = run_trials(specs, StoreSpanExporter(store), workers=1)
+    accepted = [r for r in records if r.utility]
+    assert accepted
+    for rec in accepted:
+        a = attribute_trace(store, rec.trace_id)
+        assert not a.failed and a.category == "undetermined", a

@@ -11,11 +11,11 @@ from flywheel.attribution import (
     MULTI_AGENT,
     OUTCOMES,
     SINGLE_AGENT,
+    all_signals,
     attribute_steps,
     steps_from_rows,
     walk_back,
 )
-from flywheel.attribution._signals import grounding_signals
 
 
 def _tool(
@@ -38,6 +38,10 @@ def _tool(
         "error": error,
         "agent_name": agent,
     }
+
+
+def _grounding(steps: Any) -> list[Any]:
+    return [g for g in all_signals(steps) if g.kind == "ungrounded_fact"]
 
 
 def _msg(i: int, text: str, agent: str = "assistant", **attrs: str) -> dict[str, Any]:
@@ -155,17 +159,20 @@ def test_failed_code_blames_its_author_and_claims_without_checks_surface() -> No
             _tool(
                 2,
                 "code_execution",
-                {},
-                "exitcode: 1 (execution failed)\nNameError",
+                {"code": "print(x)"},
+                "",
+                status="error",
+                error="NameError: name 'x' is not defined",
                 agent="Terminal",
             ),
-            _msg(3, "All done, the result has been verified. TERMINATE", agent="Checker"),
+            _msg(3, "All done, the result has been verified.", agent="Checker"),
         ]
     )
     a = attribute_steps(steps)
-    assert a.causal_index == 1 and a.agent == "Coder" and a.category == "execution"
+    # code that raised a NameError is a call the agent got wrong: argument generation
+    assert a.causal_index == 1 and a.agent == "Coder" and a.category == "argument_generation"
     kinds = {e["kind"] for e in a.evidence}
-    assert {"error", "claim_without_verification", "first_action"} <= kinds
+    assert {"bad_call", "claim_without_verification", "first_action"} <= kinds
 
 
 def test_made_up_figures_are_a_grounding_failure() -> None:
@@ -176,7 +183,7 @@ def test_made_up_figures_are_a_grounding_failure() -> None:
             _msg(2, "The population was 737,015 and the area 83.9 km2.", agent="C"),
         ]
     )
-    sig = grounding_signals(steps)
+    sig = _grounding(steps)
     assert [g.index for g in sig] == [2] and "737015" in sig[0].evidence
     a = attribute_steps(steps)
     assert a.causal_index == 2 and a.agent == "C" and a.category == "perception"
@@ -190,7 +197,7 @@ def test_figures_seen_in_a_tool_result_are_grounded() -> None:
             _msg(2, "So it is 737,015.", agent="B"),
         ]
     )
-    assert grounding_signals(steps) == []
+    assert _grounding(steps) == []
 
 
 def test_labels_are_dropped_before_any_signal_sees_them() -> None:

@@ -85,4 +85,7 @@ def test_page_figures_are_observed_and_a_changed_figure_is_not(
     flagged = {e["index"]: e["detail"] for e in a.evidence if e["kind"] == "ungrounded_fact"}
     # 130 was never observed; 120 was (on the page); 2024 and 216 were runtime noise
     assert set(flagged) == {6}, flagged
-    assert (a.causal_index, a.agent) == (6, "Orchestrator")
+    # a figure made up in the answer itself is where the failure surfaced, not its cause:
+    # the run is known to have failed, so the first action (the surfer's search) is blamed
+    assert (a.causal_index, a.agent, a.category) == (3, "WebSurfer", "unknown")
+    assert ["perception", 0.3] in a.category_scores

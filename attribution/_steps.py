@@ -1,0 +1,345 @@
+"""The steps of one trace as the attributor sees them: who spoke, what they said, what they saw.
+
+A step is one span (labels removed). Its text is split by role: what the
+agent *said* (a model turn's or message's own words), what it *observed*
+(a tool's result, a page it was shown, its prompt) and what it *did* (a tool
+call's arguments). Model-turn text is read from the OTel GenAI
+(``gen_ai.output.messages``) or OpenInference (``llm.output_messages.N``)
+message attributes when a span carries them, else from the step's output.
+An agent's *own words* are what it said without the material it quotes --
+code, quoted strings, links -- so a figure in ``I typed 'x' into '0
+characters out of 2000'`` is not a figure the agent stated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flywheel import NotFoundError, Store
+
+#: Span attributes that carry evaluation labels; the loader drops them so no
+#: signal can read them (Who&When labels, harness-injected faults).
+LABEL_PREFIXES: tuple[str, ...] = ("flywheel.sim.", "whowhen.label.", "flywheel.label.")
+
+#: Span attributes that carry a message's speaker and role.
+AGENT_KEYS = ("gen_ai.agent.name", "agent.name", "flywheel.agent.name")
+ROLE_KEYS = ("flywheel.message.role", "gen_ai.message.role", "message.role")
+TRUE = ("true", "True", "1")
+
+_STEPS_SQL = """
+SELECT s.span_id AS span_id, s.parent_span_id AS parent_span_id, s.kind AS kind,
+       s.tool_name AS tool_name, s.span_name AS span_name, s.arguments AS arguments,
+       s.result AS result, s.input AS input, s.output AS output, s.agent_name AS agent_name,
+       s.service_name AS service_name, s.status AS status, s.error AS error,
+       s.start_time AS start_time, toUnixTimestamp64Nano(s.start_time) AS start_ns,
+       s.duration_ns AS duration_ns
+FROM agent_steps AS s FINAL
+WHERE s.project_id = {p:String} AND s.trace_id = {t:String}
+ORDER BY s.start_time, s.span_id
+"""
+
+_ATTRS_SQL = """
+SELECT SpanId AS span_id,
+       mapFilter((k, v) -> NOT (startsWith(k, 'flywheel.sim.') OR startsWith(k, 'whowhen.label.')
+                                OR startsWith(k, 'flywheel.label.')), SpanAttributes) AS attributes
+FROM {table:Identifier}
+WHERE TraceId = {t:String} AND ProjectId = {p:String}
+"""
+
+_CODE = re.compile(r"```[\w+-]*\n")
+_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+#: Material an agent quotes rather than states: code, inline code, quoted strings
+#: (an apostrophe inside a word opens nothing), markdown link targets, URLs, paths.
+_QUOTED = re.compile(
+    r"```.*?(?:```|\Z)|`[^`\n]*`|(?<![\w'])'[^'\n]{1,400}'(?![\w'])|\"[^\"\n]{1,400}\"|"
+    r"“[^”\n]{1,400}”|‘[^’\n]{1,400}’|\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+|(?:file|s3)://\S+|"
+    r"(?<!\w)(?:/[\w.-]+){2,}",
+    re.DOTALL,
+)
+_NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_OI_OUT = re.compile(r"^llm\.output_messages\.(\d+)\.message\.content$")
+#: A model turn that asked for a tool (OpenInference's flattened tool calls).
+_TOOL_CALL = re.compile(
+    r"^llm\.output_messages\.\d+\.message\.tool_calls\.\d+\.tool_call\.function\.name$"
+)
+
+
+@dataclass
+class Step:
+    """One span of a trace as the attributor sees it (labels removed)."""
+
+    index: int
+    span_id: str
+    parent_span_id: str = ""
+    kind: str = "other"
+    span_name: str = ""
+    tool_name: str = ""
+    agent: str = ""
+    role: str = ""
+    arguments: str = ""
+    result: str = ""
+    input: str = ""
+    output: str = ""
+    status: str = "unset"
+    error: str = ""
+    service_name: str = ""
+    attributes: dict[str, str] = field(default_factory=dict)
+    #: Start and end (ns since the epoch); -1 when unknown (steps then follow their index).
+    start_ns: int = -1
+    end_ns: int = -1
+
+    @property
+    def text(self) -> str:
+        """What the step said or returned: a tool's result, else the output, else the input."""
+        if self.kind == "tool":
+            return self.result or self.output
+        return self.output or self.input
+
+    @property
+    def is_observation(self) -> bool:
+        """Whether the step brings outside state in (a tool result, retrieval, memory read)."""
+        return self.kind in ("tool", "retrieval", "memory_read")
+
+    @property
+    def is_notice(self) -> bool:
+        """A runtime notice (routing, "nothing to run"): not an agent's words, not the world's."""
+        return self.attributes.get("flywheel.message.notice") in TRUE
+
+    @property
+    def speaks(self) -> bool:
+        """Whether the step is an agent's words (a model turn or message; no tool, no plumbing)."""
+        return self.kind == "llm" and not self.is_notice
+
+    @property
+    def said(self) -> str:
+        """The agent's words (a model turn's output text); '' for steps that do not speak."""
+        return self.output if self.speaks else ""
+
+    @property
+    def own_words(self) -> str:
+        """What the agent said without what it quotes (code, quoted strings, links, paths)."""
+        return _QUOTED.sub(" ", self.said)
+
+    @property
+    def ends_run(self) -> bool:
+        """The speaker declared the run finished (a final answer, a termination word)."""
+        return self.attributes.get("flywheel.message.ends_run") in TRUE
+
+    @property
+    def acts(self) -> bool:
+        """Whether the step emits an action: a tool call, or code for someone to run."""
+        if self.kind == "tool":
+            return True
+        return (
+            bool(_CODE.search(self.said))
+            or bool(self.attributes.get("gen_ai.tool.call.id"))
+            or self.attributes.get("flywheel.message.acted") in TRUE
+            or any(_TOOL_CALL.match(k) for k in self.attributes)
+            or '"tool_call"' in self.attributes.get("gen_ai.output.messages", "")
+        )
+
+
+@dataclass
+class Signal:
+    """One piece of deterministic evidence that a step went wrong.
+
+    ``index`` is where it shows; ``cause_index`` (default ``index``) the step
+    the signal blames; ``weight`` in [0, 1] is how strongly it implies a failure
+    *and* its category.
+    """
+
+    kind: str
+    index: int
+    category: str
+    weight: float
+    evidence: str
+    cause_index: int | None = None
+
+    @property
+    def cause(self) -> int:
+        """The blamed step."""
+        return self.index if self.cause_index is None else self.cause_index
+
+
+def _s(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def message_text(attrs: Mapping[str, str], fallback: str) -> str:
+    """A model turn's output text from its GenAI or OpenInference message attributes.
+
+    ``fallback`` (the step's output) when the span carries neither.
+    """
+    raw = attrs.get("gen_ai.output.messages")
+    if raw:
+        try:
+            msgs = json.loads(raw)
+        except json.JSONDecodeError:
+            msgs = None
+        if isinstance(msgs, list):
+            parts = [
+                str(p.get("content", ""))
+                for m in msgs
+                if isinstance(m, dict)
+                for p in (m.get("parts") or [])
+                if isinstance(p, dict) and p.get("type") == "text"
+            ]
+            if parts:
+                return "\n".join(parts)
+    if any(k.startswith("llm.output_messages.") for k in attrs):  # OpenInference; text may be none
+        oi = sorted((int(m.group(1)), v) for k, v in attrs.items() if (m := _OI_OUT.match(k)))
+        return "\n".join(v for _, v in oi if v)
+    return fallback
+
+
+def steps_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[Step]:
+    """Steps from agent_steps-shaped dicts (label attributes dropped)."""
+    steps: list[Step] = []
+    for i, r in enumerate(rows):
+        attrs = {
+            k: _s(v)
+            for k, v in dict(r.get("attributes") or {}).items()
+            if not k.startswith(LABEL_PREFIXES)
+        }
+        agent = _s(r.get("agent_name")) or next((attrs[k] for k in AGENT_KEYS if attrs.get(k)), "")
+        role = next((attrs[k] for k in ROLE_KEYS if attrs.get(k)), "")
+        kind = _s(r.get("kind")) or "other"
+        output = _s(r.get("output"))
+        steps.append(
+            Step(
+                index=i,
+                span_id=_s(r.get("span_id")),
+                parent_span_id=_s(r.get("parent_span_id")),
+                kind=kind,
+                span_name=_s(r.get("span_name")),
+                tool_name=_s(r.get("tool_name")),
+                agent=agent,
+                role=role,
+                arguments=_s(r.get("arguments")),
+                result=_s(r.get("result")),
+                input=_s(r.get("input")),
+                output=message_text(attrs, output) if kind == "llm" else output,
+                status=_s(r.get("status")) or "unset",
+                error=_s(r.get("error")),
+                service_name=_s(r.get("service_name")),
+                attributes=attrs,
+                start_ns=int(r.get("start_ns", -1)),
+                end_ns=int(r.get("start_ns", -1)) + int(r.get("duration_ns") or 0)
+                if r.get("start_ns") is not None
+                else -1,
+            )
+        )
+    _inherit_agents(steps)
+    return steps
+
+
+def _inherit_agents(steps: list[Step]) -> None:
+    """Name the agent of spans that carry none from the span tree.
+
+    The nearest ancestor that names one; else, in a workflow whose root has
+    two or more differently named children (a graph's nodes, a crew's
+    members), the name of the root's child the span sits under.
+    """
+    by_id = {s.span_id: s for s in steps}
+
+    def chain(s: Step) -> list[Step]:
+        out, seen = [], set()
+        while s.parent_span_id in by_id and s.parent_span_id not in seen:
+            seen.add(s.parent_span_id)
+            s = by_id[s.parent_span_id]
+            out.append(s)
+        return out
+
+    roots = [s for s in steps if s.parent_span_id not in by_id]
+    members = {s.span_name for s in steps if s.parent_span_id in {r.span_id for r in roots}}
+    for s in steps:
+        if s.agent:
+            continue
+        up = chain(s)
+        named = next((a.agent for a in up if a.agent), "")
+        if not named and len(members) >= 2 and up:
+            top = up[-2] if len(up) >= 2 else s
+            named = top.span_name
+        s.agent = named
+
+
+def load_trace(store: Store, trace_id: str, project: str = "default") -> list[Step]:
+    """A stored trace's steps in start order, without label attributes."""
+    from flywheel.ingest import normalise_steps
+
+    rows = store.query(_STEPS_SQL, {"p": project, "t": trace_id})
+    if not rows:
+        raise NotFoundError(
+            f"trace {trace_id} not found in project {project}; "
+            "list traces with `flywheel traces list`"
+        )
+    attrs = {
+        r["span_id"]: r["attributes"]
+        for r in store.query(_ATTRS_SQL, {"table": store.otel_table, "t": trace_id, "p": project})
+    }
+    for r in rows:
+        r["attributes"] = attrs.get(r["span_id"], {})
+    normalise_steps(rows)  # tool arguments and results without library wrappers
+    steps = steps_from_rows(rows)
+    ordered = sorted(steps, key=lambda s: (_step_index(s), s.index))
+    for i, s in enumerate(ordered):
+        s.index = i
+    return ordered
+
+
+def _step_index(s: Step) -> int:
+    try:
+        return int(s.attributes.get("flywheel.step.index", s.index))
+    except ValueError:
+        return s.index
+
+
+def actor_before(steps: Sequence[Step], index: int) -> int:
+    """The step that issued step ``index``'s call: the nearest earlier model turn.
+
+    Falls back to the parent span, then to the nearest earlier step that acted.
+    Runtime notices never issue calls.
+    """
+    for j in range(index - 1, -1, -1):
+        if steps[j].speaks:
+            return j
+    parent = steps[index].parent_span_id
+    for j in range(index - 1, -1, -1):
+        if steps[j].span_id == parent and not steps[j].is_observation:
+            return j
+    for j in range(index - 1, -1, -1):
+        if not steps[j].is_observation and steps[j].acts:
+            return j
+    return index
+
+
+def figures(text: str, digits: int = 3) -> list[str]:
+    """Figures in ``text`` with ``digits`` or more digits, commas dropped, in order, once each."""
+    out = []
+    for n in _NUM.findall(text):
+        n = n.rstrip(",.").replace(",", "")
+        if len(n.replace(".", "")) >= digits:
+            out.append(n)
+    return list(dict.fromkeys(out))
+
+
+def has_token(token: str, text: str) -> bool:
+    """Whether ``token`` occurs in ``text`` as a whole figure or word."""
+    return re.search(r"(?<![\w.])" + re.escape(token) + r"(?![\w]|\.\d)", text) is not None
+
+
+def without_code(text: str) -> str:
+    """``text`` with fenced code blocks removed."""
+    return _CODE_BLOCK.sub(" ", text)
+
+
+def call_arguments(step: Step) -> Any:
+    """A tool call's arguments, parsed (the raw string when it is not JSON)."""
+    try:
+        return json.loads(step.arguments) if step.arguments else {}
+    except (json.JSONDecodeError, TypeError):
+        return step.arguments

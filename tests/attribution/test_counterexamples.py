@@ -1,0 +1,333 @@
+"""Each signal on what it must catch and on the counter-examples it must not.
+
+Steps are built by hand (no log of any benchmark is read). The counter-examples
+are the shapes that made the old grounding signal fire on nothing: quoted UI
+labels and form limits, pages and tool output, echoed inputs, code, links,
+runtime notices; and, for the other signals, the look-alikes of their evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from flywheel.attribution import (
+    UNDETERMINED,
+    UNKNOWN,
+    all_signals,
+    attribute_steps,
+    steps_from_rows,
+)
+
+
+def msg(i: int, text: str, agent: str = "A", *, observed: str = "", **attrs: str) -> dict[str, Any]:
+    return {
+        "span_id": f"s{i}",
+        "kind": "llm",
+        "output": text,
+        "input": observed,
+        "agent_name": agent,
+        "attributes": attrs,
+    }
+
+
+def tool(
+    i: int, args: Any, result: str, *, name: str = "search", status: str = "ok", error: str = ""
+) -> dict[str, Any]:
+    return {
+        "span_id": f"s{i}",
+        "kind": "tool",
+        "tool_name": name,
+        "arguments": json.dumps(args),
+        "result": result,
+        "status": status,
+        "error": error,
+    }
+
+
+def kinds(rows: list[dict[str, Any]], kind: str) -> list[int]:
+    return [g.index for g in all_signals(steps_from_rows(rows)) if g.kind == kind]
+
+
+TASK = msg(0, "How many visitors did the museum have in 2019?", "user")
+
+
+# -- ungrounded facts ------------------------------------------------------------------
+def test_a_figure_stated_in_own_words_and_used_later_is_ungrounded() -> None:
+    rows = [
+        TASK,
+        msg(1, "The museum had 48,213 visitors.", "Researcher"),
+        msg(2, "So the answer is 48213.", "Writer"),
+    ]
+    assert kinds(rows, "ungrounded_fact") == [1]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I typed 'museum visitors 2019' into '0 characters out of 2000'.",  # quoted box label
+        'The form says "maximum 2500 characters", so I shortened the query.',  # quoted form limit
+        "I opened https://example.org/stats/48213/report and read it.",  # a link
+        "I read /data/2019/48213/visitors.csv line by line.",  # a path
+        "I ran:\n```python\nvisitors = 48213\nprint(visitors)\n```",  # code is not a claim
+        "The tool printed `48213` for me.",  # inline code
+    ],
+)
+def test_quoted_material_links_paths_and_code_are_not_claims(said: str) -> None:
+    rows = [TASK, msg(1, said, "Surfer"), msg(2, "The figure 48213 is what we need.", "Writer")]
+    assert 1 not in kinds(rows, "ungrounded_fact")
+
+
+def test_page_chrome_and_tool_output_are_observations_not_claims() -> None:
+    page = "Search results. 0 characters out of 2000. Viewport shows 17%. Visitors 2019: 48,213"
+    rows = [
+        TASK,
+        msg(1, "I searched for it.", "Surfer", observed=page),
+        tool(2, {"q": "museum"}, "HTTP 200, 1532 bytes, visitors=48213"),
+        msg(3, "It had 48,213 visitors; the page limit was 2000 characters.", "Writer"),
+    ]
+    assert kinds(rows, "ungrounded_fact") == []
+
+
+def test_an_echo_of_the_task_or_of_a_call_is_not_new() -> None:
+    rows = [
+        TASK,
+        msg(1, "Looking up visitors for 2019 now.", "Researcher"),
+        tool(2, {"year": 2019, "limit": 250}, '{"visitors": 48213}'),
+        msg(3, "I asked the API for 2019 with a limit of 250; it returned 48213.", "Writer"),
+    ]
+    assert kinds(rows, "ungrounded_fact") == []
+
+
+def test_a_figure_nobody_uses_is_not_flagged_but_an_answer_is_used() -> None:
+    unused = [
+        TASK,
+        msg(1, "Fun fact: it opened in 1872.", "Researcher"),
+        msg(2, "I will look the visitors up.", "Researcher"),
+    ]
+    assert kinds(unused, "ungrounded_fact") == []
+    in_answer = [
+        TASK,
+        msg(1, "I will look it up.", "Researcher"),
+        msg(2, "About 51,000 visitors.", "Writer"),
+    ]
+    assert kinds(in_answer, "ungrounded_fact") == [2]
+
+
+def test_a_runtime_notice_is_neither_a_claim_nor_speech() -> None:
+    notice = msg(
+        1,
+        "There is nothing to execute in the last 3 messages.",
+        "Runner",
+        **{"flywheel.message.notice": "true"},
+    )
+    rows = [TASK, notice, msg(2, "Please continue with step 3 of 3.", "Lead")]
+    assert kinds(rows, "ungrounded_fact") == []
+
+
+def test_a_total_of_a_structured_field_is_derived_not_made_up() -> None:
+    rows = [
+        TASK,
+        tool(1, {}, json.dumps([{"month": 1, "visitors": 1200}, {"month": 2, "visitors": 1350}])),
+        msg(2, "Together that makes 2550 visitors.", "Analyst"),
+        msg(3, "Answer: 2550", "Writer"),
+    ]
+    assert kinds(rows, "ungrounded_fact") == []
+
+
+# -- errors: whose fault ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("error", "kind", "category"),
+    [
+        ("NameError: name 'df' is not defined", "bad_call", "argument_generation"),
+        ("HTTP 422: validation error on field 'date'", "bad_call", "argument_generation"),
+        ("ReadTimeout: timed out after 30 s", "environment_error", "environment_caused"),
+        ("HTTP 503 Service Unavailable", "environment_error", "environment_caused"),
+        ("403 Forbidden", "call_refused", "execution"),
+        ("the device reported a jam", "error", "execution"),
+    ],
+)
+def test_what_an_error_says_decides_whose_fault_it_is(error: str, kind: str, category: str) -> None:
+    rows = [
+        TASK,
+        msg(1, "Calling the tool.", "Coder"),
+        tool(2, {"q": 1}, "", status="error", error=error),
+    ]
+    a = attribute_steps(steps_from_rows(rows))
+    chosen = next(e for e in a.evidence if e["chosen"])
+    assert (chosen["kind"], a.category) == (kind, category)
+    if category != "environment_caused":
+        assert (a.causal_index, a.agent) == (1, "Coder")  # the turn that made the call
+
+
+def test_an_error_a_later_call_got_past_is_only_a_concern() -> None:
+    rows = [
+        TASK,
+        msg(1, "Try.", "Coder"),
+        tool(2, {"q": 1}, "", status="error", error="KeyError: 'x'"),
+        msg(3, "Fixed.", "Coder"),
+        tool(4, {"q": 2}, '{"visitors": 48213}'),
+    ]
+    sig = all_signals(steps_from_rows(rows))
+    repaired = [g for g in sig if g.kind.endswith("_repaired")]
+    assert repaired and repaired[0].weight < 0.5 and "repaired at step 4" in repaired[0].evidence
+
+
+def test_framework_phrases_mean_nothing_outside_their_adapter() -> None:
+    """``exitcode: 1`` and ``TERMINATE`` are AutoGen's words: no error in a plain trace."""
+    rows = [
+        TASK,
+        msg(1, "Run it.", "Coder"),
+        tool(2, {"code": "x"}, "exitcode: 1 (execution failed)"),
+        msg(3, "All good. TERMINATE", "Coder"),
+    ]
+    sig = all_signals(steps_from_rows(rows))
+    assert not any(g.kind in ("error", "bad_call", "claim_without_verification") for g in sig)
+
+
+# -- placeholders, empty results ---------------------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"video": "<video_id>"},
+        {"key": "YOUR_API_KEY"},
+        {"url": "https://example.com/data.csv"},
+        {"path": "path/to/file.csv"},
+    ],
+)
+def test_a_placeholder_argument_is_argument_generation(args: dict[str, str]) -> None:
+    rows = [TASK, msg(1, "Fetching.", "Coder"), tool(2, args, "{}")]
+    a = attribute_steps(steps_from_rows(rows))
+    assert kinds(rows, "placeholder_argument") == [2]
+    assert a.category == "argument_generation" and a.causal_index == 1
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [
+            TASK,
+            msg(1, "Fetching.", "Coder"),
+            tool(2, {"url": "https://www.museum.org/stats/2019"}, "{}"),
+        ],
+        # the placeholder came with the task: it is the user's text, not a value the agent skipped
+        [
+            msg(0, "Summarise https://example.com/report for me.", "user"),
+            msg(1, "OK.", "Coder"),
+            tool(2, {"url": "https://example.com/report"}, "report text"),
+        ],
+        # talking about placeholders is not passing one
+        [
+            TASK,
+            msg(1, "I will not use a placeholder like <video_id>.", "Coder"),
+            tool(2, {"v": "dQw4w9WgXcQ"}, "{}"),
+        ],
+    ],
+)
+def test_real_values_and_given_placeholders_are_not_flagged(rows: list[dict[str, Any]]) -> None:
+    assert kinds(rows, "placeholder_argument") == []
+
+
+def test_an_empty_result_is_evidence_but_zero_and_failures_are_not() -> None:
+    assert kinds([TASK, msg(1, "Query.", "C"), tool(2, {"q": 1}, "[]")], "empty_result") == [2]
+    assert kinds([TASK, msg(1, "Query.", "C"), tool(2, {"q": 1}, "0")], "empty_result") == []
+    failed = [TASK, msg(1, "Query.", "C"), tool(2, {"q": 1}, "", status="error", error="boom")]
+    assert kinds(failed, "empty_result") == []
+
+
+# -- claims, reviews, giving up -----------------------------------------------------------
+def test_a_claim_after_an_unrepaired_failure_but_not_a_quoted_one_or_after_a_check() -> None:
+    fail = tool(2, {"q": 1}, "", status="error", error="boom")
+    claim = [TASK, msg(1, "Go.", "C"), fail, msg(3, "Task completed and verified.", "C")]
+    assert kinds(claim, "claim_without_verification") == [3]
+    quoted = [
+        TASK,
+        msg(1, "Go.", "C"),
+        fail,
+        msg(3, "The log says 'task completed', which is wrong.", "C"),
+    ]
+    assert kinds(quoted, "claim_without_verification") == []
+    checked = [
+        TASK,
+        msg(1, "Go.", "C"),
+        fail,
+        tool(3, {"q": 2}, '{"ok": 1}'),
+        msg(4, "Verified.", "C"),
+    ]
+    assert kinds(checked, "claim_without_verification") == []
+
+
+def test_a_negative_review_blames_the_step_it_reviewed_and_a_positive_one_nothing() -> None:
+    def review(i: int, **a: str) -> dict[str, Any]:
+        return {
+            "span_id": f"s{i}",
+            "kind": "other",
+            "agent_name": "Lead",
+            "attributes": {f"flywheel.review.{k}": v for k, v in a.items()},
+        }
+
+    rows = [
+        TASK,
+        msg(1, "Search for it.", "Lead"),
+        msg(2, "I scrolled down.", "Surfer"),
+        review(3, progress="true", in_loop="false"),
+        msg(4, "I scrolled again.", "Surfer"),
+        review(5, progress="false", in_loop="true"),
+    ]
+    sig = [g for g in all_signals(steps_from_rows(rows)) if g.kind == "review_no_progress"]
+    assert [(g.index, g.cause, g.category) for g in sig] == [(5, 4, "recovery")]
+    assert kinds(rows[:4], "review_no_progress") == []
+
+
+def test_giving_up_despite_good_reads_but_not_a_quoted_give_up() -> None:
+    read = tool(1, {"q": 1}, '{"visitors": 48213}')
+    assert kinds(
+        [TASK, read, msg(2, "I couldn't find the number.", "W")], "gave_up_despite_results"
+    ) == [2]
+    quoted = msg(2, "The site said 'could not find page' but the count is 48213.", "W")
+    assert kinds([TASK, read, quoted], "gave_up_despite_results") == []
+
+
+# -- failure, success and abstention ---------------------------------------------------------
+def test_a_trace_that_declares_success_gets_no_failure_category() -> None:
+    rows = [TASK, msg(1, "It had 51,000 visitors.", "W"), msg(2, "Answer: 51000", "W")]
+    rows[0]["attributes"] = {"flywheel.outcome.utility": "true"}
+    a = attribute_steps(steps_from_rows(rows))
+    assert not a.failed and a.category == UNDETERMINED and a.outcome == "none"
+    assert any(e["kind"] == "ungrounded_fact" for e in a.evidence)  # kept, as a concern
+    assert attribute_steps(steps_from_rows(rows), assume_failed=True).failed  # unless told
+
+
+def test_weak_concerns_alone_do_not_make_a_failure() -> None:
+    rows = [TASK, msg(1, "Writing.", "W"), tool(2, {"x": 1}, "", name="send_email")]
+    a = attribute_steps(steps_from_rows(rows))
+    assert not a.failed and a.category == UNDETERMINED
+
+
+def test_a_declared_failure_and_a_successful_attack_are_failures() -> None:
+    for attrs in ({"flywheel.outcome.utility": "false"}, {"flywheel.outcome.security": "true"}):
+        rows = [dict(TASK, attributes=attrs), msg(1, "```python\nprint(1)\n```", "Coder")]
+        a = attribute_steps(steps_from_rows(rows))
+        assert a.failed and a.causal_index == 1
+
+
+def test_weak_evidence_is_unknown_with_its_runner_ups() -> None:
+    rows = [
+        TASK,
+        msg(1, "```python\nprint(lookup())\n```", "Coder"),
+        tool(2, {"code": "print(lookup())"}, "[]"),
+        msg(3, "I will try again later.", "Coder"),
+    ]
+    a = attribute_steps(steps_from_rows(rows), assume_failed=True)
+    assert a.failed and a.causal_index == 1 and a.category == "argument_generation"
+    only_prior = [
+        TASK,
+        msg(1, "```python\nprint(1)\n```", "Coder"),
+        tool(2, {"code": "print(1)"}, "1"),
+    ]
+    b = attribute_steps(steps_from_rows(only_prior), assume_failed=True)
+    assert b.failed and b.category == UNKNOWN and b.category_scores == []
+    elsewhere = [*only_prior, msg(3, "Next.", "Coder"), tool(4, {"code": "f()"}, "[]")]
+    c = attribute_steps(steps_from_rows(elsewhere), assume_failed=True)
+    assert c.category == UNKNOWN and c.category_scores == [["argument_generation", 0.25]]
