@@ -136,13 +136,16 @@ class AutogenGroupChat(Adapter):
 
     The executor answers ``exitcode: N (execution succeeded|failed)`` then ``Code
     output: ...``, or ``There is no code from the last N message for me to
-    execute ...`` (a notice: nothing ran); an agent ends the chat with ``TERMINATE``.
+    execute ...`` (a notice: nothing ran), ``unknown language X`` when the code
+    block names a language it cannot run (an invalid argument); an agent ends
+    the chat with ``TERMINATE``.
     """
 
     name = "autogen-groupchat"
     _EXIT = re.compile(r"\Aexitcode: (-?\d+)[^\n]*\n?(?:Code output:)?\s?", re.IGNORECASE)
     _NOTHING = re.compile(r"\AThere is no code from the last \d+ message", re.IGNORECASE)
     _TERMINATE = re.compile(r"(?:^|\s)TERMINATE\s*\Z")
+    _LANGUAGE = re.compile(r"\Aunknown language \w*", re.IGNORECASE)
 
     def detect(self, history: Sequence[Mapping[str, Any]]) -> bool:
         return any(
@@ -169,7 +172,12 @@ class AutogenGroupChat(Adapter):
                 m.result = out
                 m.status = "ok" if code == 0 else "error"
                 if code:
-                    m.error = exception_of(out) or f"exit code {code}: {out.strip()[:160]}"
+                    m.error = exception_of(out) or (
+                        # code in a language the executor cannot run
+                        f"invalid argument: {out.strip()[:160]}"
+                        if self._LANGUAGE.search(out.strip())
+                        else f"exit code {code}: {out.strip()[:160]}"
+                    )
             return m
         if self._TERMINATE.search(m.said):
             m.said = self._TERMINATE.sub("", m.said).rstrip()

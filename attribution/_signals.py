@@ -65,7 +65,7 @@ ERROR_CLASSES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
             r"\b(?:Syntax|Indentation|Name|Type|Attribute|Key|Index|Value|Import|"
             r"ModuleNotFound|UnboundLocal|ZeroDivision|JSONDecode|Assertion)Error\b|"
             r"\b(?:400|422)\b|bad request|invalid (?:argument|parameter|input|value)|"
-            r"validation error|unknown language|is not defined|missing \d* ?required",
+            r"validation error|is not defined|missing \d* ?required",
             re.IGNORECASE,
         ),
     ),
@@ -186,11 +186,16 @@ def provenance_signals(
     """Arguments from untrusted or stale sources; the cause is the earlier read.
 
     A value is stale when the same call (tool and arguments) was read again
-    between the source and the use and returned something else. An argument to a sensitive tool
-    taken from untrusted content (provenance flag) is blamed on the read it
-    came from: the agent believed it (perception), whatever it did next.
+    between the source and the use and returned something else. An argument
+    to a sensitive tool taken from untrusted content (provenance flag) is
+    blamed on the read it came from: the agent believed it (perception),
+    whatever it did next -- strong evidence (0.85) when the run declares the
+    attack succeeded (``flywheel.outcome.security``), moderate (0.6) otherwise.
     """
     by_span = {s.span_id: s for s in steps}
+    # an untrusted flow is strong evidence where the run is known to have been attacked
+    # (the injection succeeded); elsewhere it is a value read and used, often on purpose
+    attacked = any(s.attributes.get("flywheel.outcome.security") in TRUE for s in steps)
     out: list[Signal] = []
     for rec in provenance:
         use = by_span.get(str(rec.get("span_id", "")))
@@ -227,7 +232,7 @@ def provenance_signals(
                     "untrusted_argument",
                     use.index,
                     "perception",
-                    0.85,
+                    0.85 if attacked else 0.6,
                     f"{use.tool_name}.{path} taken from untrusted "
                     f"{rec.get('source_kind')} {rec.get('source_ref', '')}",
                     cause,

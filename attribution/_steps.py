@@ -3,9 +3,9 @@
 A step is one span (labels removed). Its text is split by role: what the
 agent *said* (a model turn's or message's own words), what it *observed*
 (a tool's result, a page it was shown, its prompt) and what it *did* (a tool
-call's arguments). Model-turn text is read from the OTel GenAI
-(``gen_ai.output.messages``) or OpenInference (``llm.output_messages.N``)
-message attributes when a span carries them, else from the step's output.
+call's arguments). A model turn's words are the assistant turns ingest reads
+from its output, whatever the library's message shape
+(``flywheel.ingest.parse_turns``).
 An agent's *own words* are what it said without the material it quotes --
 code, quoted strings, links -- so a figure in ``I typed 'x' into '0
 characters out of 2000'`` is not a figure the agent stated.
@@ -61,11 +61,6 @@ _QUOTED = re.compile(
     re.DOTALL,
 )
 _NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
-_OI_OUT = re.compile(r"^llm\.output_messages\.(\d+)\.message\.content$")
-#: A model turn that asked for a tool (OpenInference's flattened tool calls).
-_TOOL_CALL = re.compile(
-    r"^llm\.output_messages\.\d+\.message\.tool_calls\.\d+\.tool_call\.function\.name$"
-)
 
 
 @dataclass
@@ -88,6 +83,8 @@ class Step:
     error: str = ""
     service_name: str = ""
     attributes: dict[str, str] = field(default_factory=dict)
+    #: Whether a model turn asked for a tool (one of its output turns is a tool call).
+    calls_tools: bool = False
     #: Start and end (ns since the epoch); -1 when unknown (steps then follow their index).
     start_ns: int = -1
     end_ns: int = -1
@@ -138,8 +135,7 @@ class Step:
             bool(_CODE.search(self.said))
             or bool(self.attributes.get("gen_ai.tool.call.id"))
             or self.attributes.get("flywheel.message.acted") in TRUE
-            or any(_TOOL_CALL.match(k) for k in self.attributes)
-            or '"tool_call"' in self.attributes.get("gen_ai.output.messages", "")
+            or self.calls_tools
         )
 
 
@@ -169,31 +165,21 @@ def _s(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def message_text(attrs: Mapping[str, str], fallback: str) -> str:
-    """A model turn's output text from its GenAI or OpenInference message attributes.
+def _model_words(row: Mapping[str, Any], output: str) -> tuple[str, bool]:
+    """A model turn's own words and whether it asked for a tool, from ingest's turns.
 
-    ``fallback`` (the step's output) when the span carries neither.
+    Every library's message shape is read by ``flywheel.ingest.parse_turns``;
+    an output it finds no turn in is taken as the words themselves.
     """
-    raw = attrs.get("gen_ai.output.messages")
-    if raw:
-        try:
-            msgs = json.loads(raw)
-        except json.JSONDecodeError:
-            msgs = None
-        if isinstance(msgs, list):
-            parts = [
-                str(p.get("content", ""))
-                for m in msgs
-                if isinstance(m, dict)
-                for p in (m.get("parts") or [])
-                if isinstance(p, dict) and p.get("type") == "text"
-            ]
-            if parts:
-                return "\n".join(parts)
-    if any(k.startswith("llm.output_messages.") for k in attrs):  # OpenInference; text may be none
-        oi = sorted((int(m.group(1)), v) for k, v in attrs.items() if (m := _OI_OUT.match(k)))
-        return "\n".join(v for _, v in oi if v)
-    return fallback
+    from flywheel.ingest import parse_turns
+
+    turns = row.get("output_turns")
+    if turns is None:
+        turns = parse_turns(output, "assistant")
+    if not turns:
+        return output, False
+    words = [t.content for t in turns if t.role == "assistant" and isinstance(t.content, str)]
+    return "\n".join(w for w in words if w), any(t.role == "tool_call" for t in turns)
 
 
 def steps_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[Step]:
@@ -209,6 +195,9 @@ def steps_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[Step]:
         role = next((attrs[k] for k in ROLE_KEYS if attrs.get(k)), "")
         kind = _s(r.get("kind")) or "other"
         output = _s(r.get("output"))
+        calls = False
+        if kind == "llm":
+            output, calls = _model_words(r, output)
         steps.append(
             Step(
                 index=i,
@@ -222,7 +211,8 @@ def steps_from_rows(rows: Sequence[Mapping[str, Any]]) -> list[Step]:
                 arguments=_s(r.get("arguments")),
                 result=_s(r.get("result")),
                 input=_s(r.get("input")),
-                output=message_text(attrs, output) if kind == "llm" else output,
+                output=output,
+                calls_tools=calls,
                 status=_s(r.get("status")) or "unset",
                 error=_s(r.get("error")),
                 service_name=_s(r.get("service_name")),

@@ -122,3 +122,15 @@ def test_plain_messages_are_read_as_words_and_the_speaker_is_cleaned() -> None:
         "draft",
     )
     assert speaker_of({"role": "Orchestrator (-> WebSurfer)"}) == ("Orchestrator", "-> WebSurfer")
+
+
+def test_autogen_code_in_a_language_it_cannot_run_is_an_invalid_argument() -> None:
+    h = [
+        {"name": "Coder", "content": '```json\n{"a": 1}\n```'},
+        {
+            "name": "Computer_terminal",
+            "content": "exitcode: 1 (execution failed)\nCode output: \nunknown language json",
+        },
+    ]
+    m = adapter_for(h).message(h, 1)
+    assert m.status == "error" and m.error.startswith("invalid argument: unknown language json")
