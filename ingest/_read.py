@@ -386,8 +386,10 @@ def _get_trace(store: Store, tid: str, project: str, attributes: bool) -> TraceD
     rows = []
     for s in sorted(spans.values(), key=lambda s: (s.start_ns, s.span_id)):
         if s.step is not None:
-            s.step["attributes"] = s.raw["SpanAttributes"] if s.raw else {}  # tool definitions
-            rows.append(s.step)
+            st = s.step
+            st["attributes"] = s.raw["SpanAttributes"] if s.raw else {}  # tool definitions
+            st["input"], st["output"] = _maybe_json(st["input"]), _maybe_json(st["output"])
+            rows.append(st)
     normalise_steps(rows)
     nodes = _assemble(spans)
     outcome = store.scalar(
@@ -507,8 +509,8 @@ def _node(s: _Span, order: int, depth: int, kids: list[str]) -> SpanNode:
             tool_call_id=st["tool_call_id"],
             arguments=_json_value(st["arguments"]),
             result=_json_value(st["result"]),
-            input=_maybe_json(st["input"]),
-            output=_maybe_json(st["output"]),
+            input=st["input"],  # parsed before normalising
+            output=st["output"],
             input_turns=st["input_turns"],
             output_turns=st["output_turns"],
             model=st["model"],

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from flywheel.tools import definitions_from_attributes
@@ -450,7 +450,7 @@ def _single_property(schema: Any) -> str:
 
 
 def _named(value: Any, tool: str, call_id: str, calls: Sequence[Turn],
-           schemas: Mapping[str, Any]) -> Any:
+           schemas: Callable[[], Mapping[str, Any]]) -> Any:
     """A bare argument value as ``{name: value}``, when the model's call or the schema names it."""
     if isinstance(value, dict | list) or value is None:
         return value
@@ -462,7 +462,7 @@ def _named(value: Any, tool: str, call_id: str, calls: Sequence[Turn],
         (key, v), = c.arguments.items()
         if v == value or str(v) == str(value):
             return {key: value}
-    name = _single_property(schemas.get(tool))
+    name = _single_property(schemas().get(tool))
     return {name: value} if name else value
 
 
@@ -475,7 +475,8 @@ def normalise_steps(
 ) -> Sequence[MutableMapping[str, Any]]:
     """Normalise a trace's steps in place (in start order) and return them.
 
-    Each step is an ``agent_steps`` row as a dict. Model and agent steps get
+    Each step is an ``agent_steps`` row as a dict (``input`` / ``output`` may
+    be the stored text or its parsed value). Model and agent steps get
     ``input_turns`` and ``output_turns`` (lists of ``Turn``); tool steps get
     unwrapped ``arguments`` and ``result`` (still JSON text, as stored; left
     as stored when nothing changed), a bare argument named (see the module
@@ -484,12 +485,18 @@ def normalise_steps(
     and ``tool_call_id`` filled from a wrapper when the span had none.
     Idempotent.
     """
-    schemas = dict(schemas or {})
-    for step in steps:  # definitions the spans carry (``flywheel.tools``), where attributes came along
-        attrs = step.get("attributes")
-        if attrs:
-            for d in definitions_from_attributes(attrs)[0]:
-                schemas.setdefault(d.name, d.parameters)
+    known: dict[str, Any] | None = None
+
+    def all_schemas() -> Mapping[str, Any]:  # read only when a bare value needs a name
+        nonlocal known
+        if known is None:
+            known = dict(schemas or {})
+            for step in steps:  # definitions the spans carry, where attributes came along
+                if step.get("attributes"):
+                    for d in definitions_from_attributes(step["attributes"])[0]:
+                        known.setdefault(d.name, d.parameters)
+        return known
+
     calls: list[Turn] = []
     for step in steps:
         kind = step.get("kind")
@@ -506,7 +513,7 @@ def normalise_steps(
         args, args_id = tool_arguments(stored_args)
         result, result_id = tool_result(stored_result)
         call_id = str(step.get("tool_call_id") or "") or args_id or result_id
-        args = _named(args, str(step.get("tool_name") or ""), call_id, calls, schemas)
+        args = _named(args, str(step.get("tool_name") or ""), call_id, calls, all_schemas)
         if args != stored_args:
             step["arguments"] = _dump(args)
         if result != stored_result:

@@ -55,8 +55,6 @@ class Usage:
     cost: float = 0.0
 
 
-def _get(step: Any, name: str) -> Any:
-    return step.get(name, 0) if isinstance(step, Mapping) else getattr(step, name, 0)
 
 
 def trace_usage(steps: Iterable[Any]) -> Usage:
@@ -69,13 +67,14 @@ def trace_usage(steps: Iterable[Any]) -> Usage:
     calls = dict.fromkeys(USAGE_FIELDS, 0)
     aggregates = dict.fromkeys(USAGE_FIELDS, 0)
     for step in steps:
-        own = _get(step, "kind") == CALL_KIND
+        row = step if isinstance(step, Mapping) else None
+        own = (row.get("kind") if row is not None else step.kind) == CALL_KIND
         for name in USAGE_FIELDS:
-            value = _get(step, name) or 0
+            value = (row.get(name, 0) if row is not None else getattr(step, name)) or 0
             if own:
                 calls[name] += value
-            else:
-                aggregates[name] = max(aggregates[name], value)
+            elif value > aggregates[name]:
+                aggregates[name] = value
     got = {n: calls[n] if calls[n] > 0 else aggregates[n] for n in USAGE_FIELDS}
     return Usage(
         input_tokens=int(got["input_tokens"]),

@@ -15,7 +15,14 @@ from typing import Any
 
 import httpx
 
-from tests.ingest._libraries import FILE_TEXT, INJECTED_IBAN, SCRIPT, TASK, scripted_openai
+from tests.ingest._libraries import (
+    CALL_USAGE,
+    FILE_TEXT,
+    INJECTED_IBAN,
+    SCRIPT,
+    TASK,
+    scripted_openai,
+)
 
 SYSTEM = "You are a payments assistant."
 
@@ -68,9 +75,12 @@ def _langgraph(provider: Any, instrumentor: Any) -> None:
         def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChat:
             return self
 
+    usage = {"input_tokens": CALL_USAGE[0], "output_tokens": CALL_USAGE[1],
+             "total_tokens": sum(CALL_USAGE)}
     responses = [
-        AIMessage(content=p, tool_calls=[]) if name is None
-        else AIMessage(content="", tool_calls=[{"name": name, "args": p, "id": f"c{i}"}])
+        AIMessage(content=p, tool_calls=[], usage_metadata=usage) if name is None
+        else AIMessage(content="", tool_calls=[{"name": name, "args": p, "id": f"c{i}"}],
+                       usage_metadata=usage)
         for i, (name, p) in enumerate(SCRIPT)
     ]
     instrumentor.instrument(tracer_provider=provider)

@@ -3,7 +3,9 @@
 Each library of ``_library_runs.LIBRARIES`` runs the injected-bill scenario
 with its real instrumentor, exporting over OTLP to a live server; the trace
 read back must have typed turns, arguments as objects, unwrapped results and
-the injected IBAN that reaches ``send_money`` flagged (``check_trace``).
+the injected IBAN that reaches ``send_money`` flagged (``check_trace``), and
+its tokens counted once: the list and the detail both show the sum over the
+model calls, whatever the library also recorded on the root.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 
 import pytest
 
+from flywheel.ingest import get_trace, list_traces
 from tests.ingest._libraries import check_trace, exporting, trace_of
 from tests.ingest._library_runs import LIBRARIES
 
@@ -30,3 +33,10 @@ def test_library_trace_normalised(store, tmp_path, library):
     assert {k: got[k] for k in ("turns", "arguments", "results", "provenance")} == {
         "turns": True, "arguments": True, "results": True, "provenance": True,
     }, got
+    detail = get_trace(store, trace_of(store, service))
+    listed = next(t for t in list_traces(store) if t.trace_id == detail.trace_id)
+    calls = [n.step for n in detail.spans if n.step.kind == "llm"]
+    assert sum(c.input_tokens for c in calls) > 0, "the scripted model reports usage"
+    for view in (listed, detail.summary):
+        assert view.input_tokens == sum(c.input_tokens for c in calls)
+        assert view.output_tokens == sum(c.output_tokens for c in calls)
