@@ -117,7 +117,7 @@ def main() -> None:
         acked = load["acked_spans"]
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         t_flush = time.perf_counter()
-        while "flywheel_ingest_wal_lag_bytes 0" not in metrics and time.perf_counter() - t_flush < 120:
+        while "flywheel_ingest_wal_lag_bytes 0.0\n" not in metrics and time.perf_counter() - t_flush < 120:
             time.sleep(0.2)
             metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         sampler.stop()

@@ -61,7 +61,7 @@ def bench_flywheel(args: argparse.Namespace, tmp: Path) -> dict:
                         args.spans_per_request, first_seed=10)
         deadline = time.time() + 120
         while time.time() < deadline:
-            if "flywheel_ingest_wal_lag_bytes 0" in httpx.get(f"http://127.0.0.1:{port}/metrics").text:
+            if "flywheel_ingest_wal_lag_bytes 0.0\n" in httpx.get(f"http://127.0.0.1:{port}/metrics").text:
                 break
             time.sleep(0.2)
     finally:

@@ -20,7 +20,8 @@ class IngestSettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the OTLP/HTTP receiver binds.")
     port: int = Field(4318, description="Port of the OTLP/HTTP receiver (OTLP's default).")
     wal_dir: Path | None = Field(
-        None, description="Write-ahead log directory; default: <store dir>/wal or ./.flywheel/wal."
+        None, description="Write-ahead log directory; default: inside a chDB store's directory, "
+        "or ./.flywheel/wal/<server>-<database> for a ClickHouse server. One process per log."
     )
     max_body_bytes: int = Field(
         16 * 1024 * 1024, description="Largest accepted request body, after gunzip (413 above)."
@@ -37,6 +38,15 @@ class IngestSettings(BaseModel):
     max_wal_lag_bytes: int = Field(
         256 * 1024 * 1024,
         description="Log bytes not yet in the store above which requests get 503 + Retry-After.",
+    )
+    wal_min_free_bytes: int = Field(
+        64 * 1024 * 1024,
+        description="Free space the write-ahead log's disk keeps; below it requests get 503 + "
+        "Retry-After naming the disk, and ingest resumes by itself when space returns.",
+    )
+    wal_segment_bytes: int = Field(
+        64 * 1024 * 1024,
+        description="Size of a write-ahead log segment (at most a quarter of its disk).",
     )
     decode_workers: int = Field(
         0,

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from ._store import DEDUP_SETTINGS, Params, Store, _store_error
-from .errors import FlywheelError, UserError
+from .errors import FlywheelError, StoreUnavailable, UserError
 
 _server_path: str | None = None
 _server_lock = threading.Lock()
@@ -49,6 +49,11 @@ class ChdbStore(Store):
             try:
                 self._session = chdb_session.Session(self.path)
             except Exception as exc:  # chDB raises RuntimeError for a locked or bad dir
+                if "Another server instance" in str(exc):
+                    raise StoreUnavailable(
+                        f"the chDB store {self.path} is open in another process (a running "
+                        "`flywheel serve`?); stop it, or reach that server through its API"
+                    ) from exc
                 raise _store_error(self.url, exc) from exc
             _server_path = self.path
         self._lock = threading.RLock()

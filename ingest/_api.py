@@ -12,15 +12,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import zlib
 from collections.abc import AsyncIterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import urlparse
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse
 from google.rpc import status_pb2
 
 from flywheel import (
@@ -28,6 +30,7 @@ from flywheel import (
     OverloadedError,
     PayloadTooLarge,
     Settings,
+    Store,
     UserError,
     request_project,
 )
@@ -46,27 +49,56 @@ router.include_router(provenance_router)
 _TYPES = {"application/x-protobuf", "application/json"}
 
 
-def wal_dir_for(settings: Settings) -> Path:
-    """Where the write-ahead log lives: configured, else beside a chDB store."""
+def store_identity(store: Store) -> str:
+    """What a write-ahead log belongs to: the chDB directory, or server + database."""
+    path = getattr(store, "path", None)
+    if path:
+        return f"chdb://{path}?database={store.database}"
+    parsed = urlparse(store.url)
+    return f"clickhouse://{parsed.hostname}:{parsed.port or 8123}/{store.database}"
+
+
+def wal_dir_for(settings: Settings, store: Store) -> Path:
+    """Where ``store``'s write-ahead log lives: configured, else derived from the store.
+
+    chDB: inside the store's directory, one log per database. A ClickHouse
+    server: ``.flywheel/wal/<host>-<port>-<database>`` under the working
+    directory. Either way two stores never share a log, and the log's lock
+    keeps a second process off it.
+    """
     if settings.ingest.wal_dir is not None:
         return Path(settings.ingest.wal_dir)
-    if settings.store.startswith("chdb://"):
-        path = settings.store.split("://", 1)[1].split("?", 1)[0]
-        path = path[1:] if path.startswith("/./") else path
-        return Path(path).parent / "wal"
-    return Path(".flywheel/wal")
+    path = getattr(store, "path", None)
+    if path:
+        return Path(path) / "flywheel_wal" / store.database
+    parsed = urlparse(store.url)
+    key = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{parsed.hostname}-{parsed.port or 8123}-{store.database}")
+    return Path(".flywheel/wal") / key
+
+
+def open_writer(settings: Settings, store: Store) -> SpanWriter:
+    """The store's span writer over its own log (refused when another process holds it)."""
+    return SpanWriter(store, wal_dir_for(settings, store), settings.ingest,
+                      identity=store_identity(store))
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Start the durable writer (replaying its log) and stop it cleanly."""
+    """Start the durable writer (replaying its log) and stop it cleanly.
+
+    ``flywheel serve`` opens the writer before the server starts (a log held
+    by another process is a one-line error there); otherwise it opens here.
+    """
     settings: Settings = app.state.settings
-    writer = SpanWriter(app.state.store, wal_dir_for(settings), settings.ingest)
+    writer = getattr(app.state, "opened_writer", None)
+    app.state.opened_writer = None  # used once: a lifespan entered again opens its own
+    if writer is None:
+        writer = await run_in_threadpool(open_writer, settings, app.state.store)
     app.state.writer = writer
     workers = settings.ingest.decode_workers
     app.state.decode_pool = await run_in_threadpool(DecodePool, workers) if workers > 0 else None
     app.state.decode_pool_lock = asyncio.Lock()
-    await run_in_threadpool(writer.start)
+    writer.start()
     try:
         yield
     finally:
@@ -128,7 +160,8 @@ async def export_traces(request: Request) -> Response:
         return _otlp_error(415, f"unsupported content encoding {encoding!r}; use gzip", ctype)
     limit = settings.ingest.max_body_bytes
     try:
-        writer.check_capacity()
+        declared = request.headers.get("content-length", "")
+        writer.check_capacity(int(declared) if declared.isdigit() and int(declared) <= limit else 0)
         body = await _read_body(request, limit)
         if encoding == "gzip":
             body = _gunzip(body, limit)
@@ -151,6 +184,11 @@ async def export_traces(request: Request) -> Response:
         return _otlp_error(503, exc.message, ctype, {"Retry-After": str(max(1, round(exc.retry_after)))})
     except FlywheelError as exc:
         return _otlp_error(exc.http_status, exc.message, ctype)
+    except Exception as exc:  # noqa: BLE001 - never acknowledged, so nothing is lost: the client retries a 503
+        log.exception("export failed before its spans were durable (answered 503, not stored)")
+        writer.stats.last_error = f"export failed: {type(exc).__name__}: {exc}"
+        return _otlp_error(503, f"the spans were not stored ({type(exc).__name__}); retry later",
+                           ctype, {"Retry-After": "1"})
     writer.stats.rejected_spans += batch.rejected
     return Response(encode_response(batch, ctype), 200, media_type=ctype)
 
@@ -192,32 +230,32 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get(
-    "/readyz", operation_id="readyz", summary="Ready when the store answers and the log keeps up.",
-    responses={503: {"description": "not ready"}},
+    "/readyz", operation_id="readyz",
+    summary="Ready when the store answers, the writer runs and the log's disk has room.",
+    responses={503: {"description": "not ready (the body says which part is not)"}},
 )
 async def readyz(request: Request) -> JSONResponse:
-    """Readiness tells the truth: it asks the store."""
+    """Readiness tells the truth: it asks the store, the writer thread and the log's disk."""
     store = request.app.state.store
     ok = await run_in_threadpool(store.ping)
     writer: SpanWriter | None = getattr(request.app.state, "writer", None)
-    lag = writer.wal.lag_bytes() if writer else 0
-    body = {"store": "ok" if ok else "unavailable", "wal_lag_bytes": lag}
-    return JSONResponse(body, status_code=200 if ok else 503)
+    body: dict[str, object] = {"store": "ok" if ok else "unavailable"}
+    ready = ok
+    if writer is not None:
+        writer.ensure_running()
+        health = writer.health()
+        body.update(health)
+        body["wal_lag_bytes"] = health["wal"]["lag_bytes"]
+        ready = ready and health["writer"]["alive"] and health["wal"]["writable"] \
+            and writer.state in ("running", "replaying")
+    body["status"] = "ready" if ready else "not ready"
+    return JSONResponse(body, status_code=200 if ready else 503)
 
 
-@router.get("/metrics", operation_id="metrics", summary="Ingest counters (Prometheus text).")
-async def metrics(request: Request) -> PlainTextResponse:
-    """Accepted, rejected, throttled, inserted spans and the log lag."""
-    writer: SpanWriter = request.app.state.writer
-    s = writer.stats
-    lines = [
-        f"flywheel_ingest_accepted_spans_total {s.accepted_spans}",
-        f"flywheel_ingest_rejected_spans_total {s.rejected_spans}",
-        f"flywheel_ingest_throttled_requests_total {s.throttled_requests}",
-        f"flywheel_ingest_inserted_spans_total {s.inserted_spans}",
-        f"flywheel_ingest_insert_batches_total {s.insert_batches}",
-        f"flywheel_ingest_insert_failures_total {s.insert_failures}",
-        f"flywheel_ingest_replayed_spans_total {s.replayed_spans}",
-        f"flywheel_ingest_wal_lag_bytes {writer.wal.lag_bytes()}",
-    ]
-    return PlainTextResponse("\n".join(lines) + "\n")
+@router.get("/metrics", operation_id="metrics", summary="Ingest counters and gauges (Prometheus text).")
+async def metrics(request: Request) -> Response:
+    """Spans accepted, rejected, inserted, quarantined; writer and log health."""
+    from ._metrics import render
+
+    body, content_type = render(request.app.state.writer)
+    return Response(body, media_type=content_type)

@@ -39,7 +39,12 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
         settings.ingest.decode_workers = decode_workers
     elif "FLYWHEEL_INGEST__DECODE_WORKERS" not in os.environ:
         settings.ingest.decode_workers = 1
-    app = create_app(settings, obj.store())
+    from ._api import open_writer
+
+    store = obj.store()
+    writer = open_writer(settings, store)  # a log held by another server: one-line error here
+    app = create_app(settings, store)
+    app.state.opened_writer = writer
     click.echo(
         f"flywheel serving on http://{settings.ingest.host}:{settings.ingest.port} "
         f"(OTLP: /v1/traces, API: /api, store: {settings.store})",
