@@ -2,8 +2,10 @@
 
 A file holds one ``ExportTraceServiceRequest`` JSON object per line (a single
 pretty-printed object is accepted too). Each chunk is inserted with a token
-derived from the file's content and the chunk number, so importing the same
-file twice stores its spans once.
+derived from the project, the file's content and the chunk number, so
+importing the same file twice into a project stores its spans once, and the
+same file imported into another project is stored there too (the rows carry
+the project: the same bytes are other rows).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pyarrow as pa
 
 from flywheel import Store, UserError
 
+from ._duplicates import mark_duplicates
 from ._otlp import decode_request, parse_request
 
 
@@ -61,6 +64,8 @@ def import_otlp_json(
     if not p.is_file():
         raise UserError(f"{p} is not a file")
     digest = hashlib.sha256(p.read_bytes()).hexdigest()[:24]
+    # a token holds [A-Za-z0-9_.:/-] only: the project enters as a hash
+    owner = hashlib.sha256(project.encode()).hexdigest()[:16]
     result = ImportResult(str(p), reasons=[])
     tables: list[pa.Table] = []
     rows, chunk = 0, 0
@@ -68,7 +73,9 @@ def import_otlp_json(
     def flush() -> None:
         nonlocal tables, rows, chunk
         if tables:
-            store.insert(store.otel_table, pa.concat_tables(tables), dedup_token=f"file:{digest}:{chunk}")
+            data = pa.concat_tables(tables)
+            mark_duplicates(store, data)
+            store.insert(store.otel_table, data, dedup_token=f"file:{owner}:{digest}:{chunk}")
             chunk += 1
             tables, rows = [], 0
 

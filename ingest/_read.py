@@ -2,8 +2,12 @@
 
 The list reads ``trace_summaries`` (one aggregate row per trace, possibly
 several partial rows before a merge, hence GROUP BY with the matching
-aggregates); filters that need the spans (root status, text) select trace ids
-from ``agent_steps`` in a sub-query. Opening a trace reads ``agent_steps`` by
+aggregates), which adds spans up as they arrive: exact while no span id of the
+trace was stored twice. Traces that repeat one (an exporter's retry, a resend,
+a reused span id; marked in ``trace_duplicates`` before the insert, see
+``_duplicates``) are computed from their spans with each span counted once
+(``WINNER``: the last write wins), the rows the detail view shows; every
+filter applies to the figures shown. Opening a trace reads ``agent_steps`` by
 its primary key ``(project_id, trace_id, ...)``, takes the trace's exact time
 range from those rows (or from the collector's trace-id lookup table when no
 step is stored) and reads the raw spans of the span table only inside that
@@ -111,8 +115,34 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
 
 
 # -- the list -----------------------------------------------------------------
-#: Usage of a trace from its ``trace_summaries`` rows: model calls' sums, else
-#: the largest aggregate (the rule of ``_usage``, which the detail view applies).
+#: Which row of a span the readers use when a span id was stored more than once
+#: (an exporter's retry, a resend, two writers): the last write, i.e. the row with
+#: the latest ingest time; rows stored in the same millisecond are ordered by a
+#: hash of their content, so the list, its filters and the detail view all pick
+#: the same row. ``agent_steps`` is a ReplacingMergeTree on that ingest time, so
+#: a merge keeps the same winner where it folds rows together.
+WINNER = (
+    "(ingest_time, cityHash64(span_name, kind, tool_name, arguments, result, input, output,"
+    " status, error, start_time, duration_ns, input_tokens, output_tokens, total_tokens,"
+    " cost, parent_span_id, service_name, session_id))"
+)
+
+#: One row per (trace, span) of the marked traces of a project: the winning row.
+_SPANS_ONCE = f"""
+SELECT trace_id, span_id,
+       argMax(parent_span_id, v) AS parent, argMax(service_name, v) AS svc_name,
+       argMax(span_name, v) AS name, argMax(session_id, v) AS session,
+       argMax(start_time, v) AS t_start, argMax(duration_ns, v) AS dur,
+       argMax(status, v) AS st, argMax(kind, v) AS k, argMax(tool_name, v) AS tool_n,
+       argMax(input_tokens, v) AS input_tokens, argMax(output_tokens, v) AS output_tokens,
+       argMax(total_tokens, v) AS total_tokens, argMax(cost, v) AS cost
+FROM (SELECT *, {WINNER} AS v FROM agent_steps WHERE project_id = {{project:String}}
+      AND trace_id IN (SELECT trace_id FROM trace_duplicates WHERE project_id = {{project:String}}))
+GROUP BY trace_id, span_id
+"""
+
+#: Usage from ``trace_summaries`` rows: model calls' sums, else the largest
+#: aggregate (the rule of ``_usage``, which the detail view applies).
 USAGE_SQL = ",\n    ".join(
     f"if(sum({col}) > 0, sum({col}), max(agg_{col})) AS {alias}"
     for col, alias in (
@@ -122,28 +152,83 @@ USAGE_SQL = ",\n    ".join(
         ("cost", "cost_sum"),
     )
 )
+#: The same rule over de-duplicated spans (``k`` is the step kind).
+_USAGE_ONCE_SQL = ",\n    ".join(
+    f"if(sumIf({col}, k = 'llm') > 0, sumIf({col}, k = 'llm'), maxIf({col}, k != 'llm'))"
+    f" AS {alias}"
+    for col, alias in (
+        ("input_tokens", "tok_in"),
+        ("output_tokens", "tok_out"),
+        ("total_tokens", "tok_total"),
+        ("cost", "cost_sum"),
+    )
+)
+
+#: Traces whose root span ended in error (rows of unmarked traces are exact).
+_ROOT_ERRORS = ("SELECT trace_id FROM agent_steps WHERE project_id = {project:String}"
+                " AND parent_span_id = '' AND status = 'error'")
 
 _LIST_SQL = """
-SELECT
-    trace_id,
-    max(service_name) AS svc,
-    max(root_name) AS root,
-    max(session_id) AS sess,
-    max(outcome) AS outc,
-    toUnixTimestamp64Nano(min(start_time)) AS t0,
-    toUnixTimestamp64Nano(max(end_time)) AS t1,
-    sum(span_count) AS n_spans,
-    sum(error_count) AS n_errors,
-    sum(tool_calls) AS n_tools,
-    {usage},
-    groupUniqArrayArray(tool_names) AS tools
-FROM trace_summaries
+SELECT * FROM (
+    SELECT
+        trace_id,
+        max(service_name) AS svc,
+        max(root_name) AS root,
+        max(session_id) AS sess,
+        toUnixTimestamp64Nano(min(start_time)) AS t0,
+        toUnixTimestamp64Nano(max(end_time)) AS t1,
+        sum(span_count) AS n_spans,
+        sum(error_count) AS n_errors,
+        sum(tool_calls) AS n_tools,
+        {root_error} AS root_error,
+        0 AS exact,
+        {usage},
+        groupUniqArrayArray(tool_names) AS tools
+    FROM trace_summaries
+    WHERE project_id = {{project:String}}
+      AND trace_id NOT IN (SELECT trace_id FROM trace_duplicates WHERE project_id = {{project:String}})
+    GROUP BY trace_id
+    UNION ALL
+    SELECT
+        trace_id,
+        max(if(parent = '', svc_name, '')) AS svc,
+        max(if(parent = '', name, '')) AS root,
+        max(session) AS sess,
+        toUnixTimestamp64Nano(min(t_start)) AS t0,
+        toUnixTimestamp64Nano(max(t_start + toIntervalNanosecond(dur))) AS t1,
+        count() AS n_spans,
+        countIf(st = 'error') AS n_errors,
+        countIf(k = 'tool') AS n_tools,
+        countIf(parent = '' AND st = 'error') > 0 AS root_error,
+        1 AS exact,
+        {usage_once},
+        groupUniqArrayIf(toString(tool_n), tool_n != '') AS tools
+    FROM ({spans})
+    GROUP BY trace_id
+)
 WHERE {where}
-GROUP BY trace_id
-{having}
 ORDER BY t0 DESC, trace_id DESC
 LIMIT {{limit:UInt32}} OFFSET {{offset:UInt64}}
 """
+
+#: Traces with a winning step whose text contains ``text`` (rows that lost to a
+#: later write of the same span do not count).
+_TEXT_SQL = """
+trace_id IN (
+    SELECT trace_id FROM (
+        SELECT trace_id, span_id, argMax((input, output, arguments, result), {winner}) AS t
+        FROM agent_steps
+        WHERE project_id = {{project:String}} AND trace_id IN (
+            SELECT trace_id FROM agent_steps WHERE project_id = {{project:String}} AND ({match}))
+        GROUP BY trace_id, span_id)
+    WHERE {match_t})"""
+_MATCH = " OR ".join(
+    f"positionCaseInsensitiveUTF8({col}, {{text:String}}) > 0"
+    for col in ("input", "output", "arguments", "result")
+)
+_MATCH_T = " OR ".join(
+    f"positionCaseInsensitiveUTF8(t.{i}, {{text:String}}) > 0" for i in range(1, 5)
+)
 
 
 def list_traces(
@@ -162,6 +247,10 @@ def list_traces(
     cursor: str | None = None,
 ) -> list[TraceSummary]:
     """Traces of ``project``, newest first, that pass every given filter.
+
+    Every figure and filter is computed from the trace's spans with each span
+    counted once (``WINNER``: the last write of a span id wins), so the list
+    equals the detail view after any number of resends.
 
     Args:
         store: The store to read.
@@ -186,55 +275,46 @@ def list_traces(
     if status is not None and status not in _STATUSES:
         raise UserError(f"unknown status {status!r}; use 'ok' or 'error'")
     params: dict[str, Any] = {"project": project, "limit": limit, "offset": offset}
-    where = ["project_id = {project:String}"]
-    having: list[str] = []
+    where: list[str] = ["1"]
     if service:
-        having.append("svc = {service:String}")
+        where.append("svc = {service:String}")
         params["service"] = service
     if since_ns is not None:
-        having.append("t0 >= {since:Int64}")
+        where.append("t0 >= {since:Int64}")
         params["since"] = since_ns
     if until_ns is not None:
-        having.append("t0 < {until:Int64}")
+        where.append("t0 < {until:Int64}")
         params["until"] = until_ns
     if has_error is not None:
-        having.append("n_errors > 0" if has_error else "n_errors = 0")
+        where.append("n_errors > 0" if has_error else "n_errors = 0")
     if status is not None:
-        op = "IN" if status == "error" else "NOT IN"
-        where.append(
-            f"trace_id {op} (SELECT trace_id FROM agent_steps WHERE project_id = {{project:String}}"
-            " AND parent_span_id = '' AND status = 'error')"
-        )
+        where.append("root_error" if status == "error" else "NOT root_error")
     if tool:
-        where.append(
-            "trace_id IN (SELECT trace_id FROM trace_summaries WHERE project_id = {project:String}"
-            " AND has(tool_names, {tool:String}))"
-        )
+        where.append("has(tools, {tool:String})")
         params["tool"] = tool
     if text:
-        where.append(
-            "trace_id IN (SELECT trace_id FROM agent_steps"
-            " WHERE project_id = {project:String} AND ("
-            "positionCaseInsensitiveUTF8(input, {text:String}) > 0"
-            " OR positionCaseInsensitiveUTF8(output, {text:String}) > 0"
-            " OR positionCaseInsensitiveUTF8(arguments, {text:String}) > 0"
-            " OR positionCaseInsensitiveUTF8(result, {text:String}) > 0))"
-        )
+        where.append(_TEXT_SQL.format(winner=WINNER, match=_MATCH, match_t=_MATCH_T))
         params["text"] = text
     if cursor:
         c_start, c_tid = decode_cursor(cursor)
-        having.append(
+        where.append(
             "(t0 < {c_start:Int64} OR (t0 = {c_start:Int64} AND trace_id < {c_tid:String}))"
         )
         params.update(c_start=c_start, c_tid=c_tid)
     sql = _LIST_SQL.format(
+        # the root-error scan only when the status filter needs it; else per page below
+        root_error=f"trace_id IN ({_ROOT_ERRORS})" if status is not None else "0",
         usage=USAGE_SQL,
+        usage_once=_USAGE_ONCE_SQL,
+        spans=_SPANS_ONCE,
         where=" AND ".join(where),
-        having=("HAVING " + " AND ".join(having)) if having else "",
     )
     rows = store.query(sql, params)
-    roots = _root_errors(store, project, [r["trace_id"] for r in rows])
-    return [_summary(r, project, r["trace_id"] in roots) for r in rows]
+    if status is None:
+        roots = _root_errors(store, project, [r["trace_id"] for r in rows if not r["exact"]])
+        rows = [{**r, "root_error": r["root_error"] or r["trace_id"] in roots} for r in rows]
+    outcomes = _outcomes(store, project, [r["trace_id"] for r in rows])
+    return [_summary(r, project, outcomes.get(r["trace_id"], "")) for r in rows]
 
 
 def _root_errors(store: Store, project: str, trace_ids: list[str]) -> set[str]:
@@ -242,22 +322,33 @@ def _root_errors(store: Store, project: str, trace_ids: list[str]) -> set[str]:
     if not trace_ids:
         return set()
     rows = store.query(
-        "SELECT DISTINCT trace_id FROM agent_steps WHERE project_id = {project:String}"
-        " AND trace_id IN {ids:Array(String)} AND parent_span_id = '' AND status = 'error'",
+        f"SELECT DISTINCT trace_id FROM ({_ROOT_ERRORS}) WHERE trace_id IN {{ids:Array(String)}}",
         {"project": project, "ids": trace_ids},
     )
     return {r["trace_id"] for r in rows}
 
 
-def _summary(r: dict[str, Any], project: str, root_error: bool) -> TraceSummary:
+def _outcomes(store: Store, project: str, trace_ids: list[str]) -> dict[str, str]:
+    """Graded outcomes of ``trace_ids`` (kept in ``trace_summaries``), one primary-key read."""
+    if not trace_ids:
+        return {}
+    rows = store.query(
+        "SELECT trace_id, max(outcome) AS o FROM trace_summaries WHERE project_id = {project:String}"
+        " AND trace_id IN {ids:Array(String)} GROUP BY trace_id",
+        {"project": project, "ids": trace_ids},
+    )
+    return {r["trace_id"]: r["o"] or "" for r in rows}
+
+
+def _summary(r: dict[str, Any], project: str, outcome: str) -> TraceSummary:
     return TraceSummary(
         trace_id=r["trace_id"],
         project=project,
         service_name=r["svc"] or "",
         root_name=r["root"] or "",
         session_id=r["sess"] or "",
-        status="error" if root_error else "ok",
-        outcome=r["outc"] or "",
+        status="error" if r["root_error"] else "ok",
+        outcome=outcome,
         start_ns=int(r["t0"]),
         end_ns=int(r["t1"]),
         span_count=int(r["n_spans"]),
@@ -279,8 +370,10 @@ SELECT span_id, parent_span_id, service_name, span_name, kind, tool_name, tool_c
        input_tokens, output_tokens, total_tokens, cost, status, error,
        toUnixTimestamp64Milli(ingest_time) AS ingested
 FROM agent_steps
-WHERE project_id = {project:String} AND trace_id = {trace:String}
-"""
+WHERE project_id = {{project:String}} AND trace_id = {{trace:String}}
+ORDER BY span_id, {winner} DESC
+LIMIT 1 BY span_id
+""".format(winner=WINNER)
 
 _SPANS_SQL = """
 SELECT SpanId, ParentSpanId, SpanName, ServiceName, SpanKind, ScopeName, StatusCode,
@@ -288,7 +381,8 @@ SELECT SpanId, ParentSpanId, SpanName, ServiceName, SpanKind, ScopeName, StatusC
        SpanAttributes, ResourceAttributes,
        arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS ev_ts,
        Events.Name AS ev_name, Events.Attributes AS ev_attrs,
-       Links.TraceId AS ln_trace, Links.SpanId AS ln_span, Links.Attributes AS ln_attrs
+       Links.TraceId AS ln_trace, Links.SpanId AS ln_span, Links.Attributes AS ln_attrs,
+       toUnixTimestamp64Milli(IngestTime) AS ingested
 FROM {table}
 WHERE TraceId = {{trace:String}} AND ProjectId = {{project:String}}
   AND Timestamp >= fromUnixTimestamp64Nano({{lo:Int64}})
@@ -352,12 +446,8 @@ def _gc_paused() -> Iterator[None]:
 def _get_trace(store: Store, tid: str, project: str, attributes: bool) -> TraceDetail:
     params = {"project": project, "trace": tid}
     spans: dict[str, _Span] = {}
-    for r in _rows(store, _STEPS_SQL, params):
-        old = spans.get(r["span_id"])
-        if old is None or (old.step and old.step["ingested"] < r["ingested"]):
-            spans[r["span_id"]] = _Span(
-                r["span_id"], r["parent_span_id"], int(r["start_ns"]), step=r
-            )
+    for r in _rows(store, _STEPS_SQL, params):  # one row per span: the winning write
+        spans[r["span_id"]] = _Span(r["span_id"], r["parent_span_id"], int(r["start_ns"]), step=r)
     # The time range bounds the span-table read: the collector's trace-id
     # lookup (seconds) widened by the steps' exact range (spans of an adopted
     # table that predate the normalising view have no step).
@@ -377,8 +467,8 @@ def _get_trace(store: Store, tid: str, project: str, attributes: bool) -> TraceD
             cur = spans.get(sid)
             if cur is None:
                 spans[sid] = _Span(sid, r["ParentSpanId"], int(r["start_ns"]), raw=r)
-            elif cur.raw is None:
-                cur.raw = r
+            elif cur.raw is None or _raw_fit(cur, r) > _raw_fit(cur, cur.raw):
+                cur.raw = r  # the raw row of the winning write (attributes, events)
     if not spans:
         raise NotFoundError(
             f"no trace {tid} in project {project!r}; list traces with `flywheel traces list`"
@@ -401,6 +491,21 @@ def _get_trace(store: Store, tid: str, project: str, attributes: bool) -> TraceD
     summary = _summarise(tid, project, nodes, outcome or "", session)
     roots = [n.span_id for n in nodes if n.depth == 0]
     return TraceDetail(trace_id=tid, project=project, summary=summary, roots=roots, spans=nodes)
+
+
+def _raw_fit(span: _Span, raw: dict[str, Any]) -> tuple[int, ...]:
+    """How well a raw span row matches the span's winning step (higher is better).
+
+    A span id stored several times has several raw rows; its attributes are
+    shown from the row the winning step was derived from. Without a step the
+    latest write wins.
+    """
+    st = span.step
+    if st is None:
+        return (int(raw["ingested"]),)
+    return (int(raw["ingested"] == st["ingested"]), int(int(raw["start_ns"]) == span.start_ns),
+            int(raw["SpanName"] == st["span_name"]), int(raw["Duration"] == st["duration_ns"]),
+            int(raw["ingested"]))
 
 
 def _rows(store: Store, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:

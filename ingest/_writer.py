@@ -39,6 +39,7 @@ import pyarrow.ipc as ipc
 
 from flywheel import FlywheelError, IngestSettings, OverloadedError, Store, StoreUnavailable
 
+from ._duplicates import mark_duplicates
 from ._wal import DISK_RETRY_AFTER_S, Record, WriteAheadLog
 
 log = logging.getLogger("flywheel.ingest")
@@ -337,6 +338,7 @@ class SpanWriter:
         delay, refused = 0.2, 0
         while True:
             try:
+                mark_duplicates(self.store, data)  # before the spans, so no repeat goes unmarked
                 self.store.insert(self.store.otel_table, data, dedup_token=token)
             except FlywheelError as exc:
                 self.stats.insert_failures += 1
