@@ -1,8 +1,15 @@
 """The embedded backend: chDB, ClickHouse in-process over a persistent directory.
 
 chDB runs one embedded server per process, bound to one directory: opening a
-second directory in the same process is a ``UserError`` that says so. Each
-store object has its own session (its own current database) on that server.
+second directory in the same process is a ``UserError`` that says so.
+
+Every store object of the process shares one chDB session (``_Engine``) and
+switches it to its own database before each statement. A chDB session does
+not give back everything it took when closed (about 4 file descriptors and 5
+threads stay behind per session), so a process that opened a session per
+command or per API call ran out of descriptors; closing a store releases the
+object (using it afterwards is an error) and the one session stays for the
+process.
 """
 
 from __future__ import annotations
@@ -18,8 +25,20 @@ import pyarrow.ipc as ipc
 from ._store import DEDUP_SETTINGS, Params, Store, _store_error
 from .errors import FlywheelError, StoreUnavailable, UserError
 
-_server_path: str | None = None
 _server_lock = threading.Lock()
+
+
+class _Engine:
+    """The process's one chDB session, the database it is on, and its lock."""
+
+    def __init__(self, path: str, session: Any) -> None:
+        self.path = path
+        self.session = session
+        self.database = ""
+        self.lock = threading.RLock()
+
+
+_engine: _Engine | None = None
 
 
 def _identifier(name: str) -> str:
@@ -33,41 +52,39 @@ class ChdbStore(Store):
 
     def __init__(self, path: str, *, database: str = "flywheel", url: str | None = None) -> None:
         super().__init__()
-        global _server_path
-        from chdb import session as chdb_session
-
         self.path = str(Path(path).expanduser().resolve())
         self.database = _identifier(database)
         self.url = url or f"chdb://{self.path}"
-        with _server_lock:
-            if _server_path is not None and _server_path != self.path:
-                raise UserError(
-                    f"chDB already holds the store {_server_path} in this process; "
-                    f"one process can open one chDB directory (asked for {self.path})"
-                )
-            os.makedirs(self.path, exist_ok=True)
+        self._engine = _open_engine(self.path, self.url)
+        self._closed = False
+        with self._engine.lock:  # before the first USE of it
             try:
-                self._session = chdb_session.Session(self.path)
-            except Exception as exc:  # chDB raises RuntimeError for a locked or bad dir
-                if "Another server instance" in str(exc):
-                    raise StoreUnavailable(
-                        f"the chDB store {self.path} is open in another process (a running "
-                        "`flywheel serve`?); stop it, or reach that server through its API"
-                    ) from exc
-                raise _store_error(self.url, exc) from exc
-            _server_path = self.path
-        self._lock = threading.RLock()
-        self._run(f"CREATE DATABASE IF NOT EXISTS {self.database}")
-        self._run(f"USE {self.database}")
+                self._engine.session.query(f"CREATE DATABASE IF NOT EXISTS {self.database}")
+            except Exception as exc:
+                raise _query_error(exc, "CREATE DATABASE") from exc
 
     def _run(self, sql: str, fmt: str = "CSV", params: Params = None) -> Any:
-        with self._lock:
+        with self._engine.lock:
+            session = self._session_here()
             try:
                 if params:
-                    return self._session.query(sql, fmt, params=_params(params))
-                return self._session.query(sql, fmt)
+                    return session.query(sql, fmt, params=_params(params))
+                return session.query(sql, fmt)
             except Exception as exc:
                 raise _query_error(exc, sql) from exc
+
+    def _session_here(self) -> Any:
+        """The shared session, on this store's database (under the engine's lock)."""
+        if self._closed:
+            raise FlywheelError(f"the store {self.url} is closed; open it again")
+        engine = self._engine
+        if engine.database != self.database:
+            try:
+                engine.session.query(f"USE {self.database}")
+            except Exception as exc:
+                raise _query_error(exc, "USE") from exc
+            engine.database = self.database
+        return engine.session
 
     def query_arrow(self, sql: str, params: Params = None) -> pa.Table:
         res = self._run(
@@ -87,20 +104,43 @@ class ChdbStore(Store):
         if token:  # validated by Store.insert: [A-Za-z0-9_.:/-]
             settings = ", ".join(f"{k} = {v}" for k, v in DEDUP_SETTINGS.items())
             sql += f" SETTINGS insert_deduplication_token = '{token}', {settings}"
-        with self._lock:
+        with self._engine.lock:
+            session = self._session_here()
             try:
-                _insert_from(self._session, sql, data)
+                _insert_from(session, sql, data)
             except Exception as exc:
                 raise _query_error(exc, sql) from exc
 
     def close(self) -> None:
-        # The embedded server stays up for the process (chDB allows one path
-        # per process); closing the session only drops this connection.
-        with self._lock:
-            try:
-                self._session.close()
-            except Exception:  # noqa: BLE001 - closing never raises
-                pass
+        """Release this store object; the process's one chDB session stays (see above)."""
+        self._closed = True
+
+
+def _open_engine(path: str, url: str) -> _Engine:
+    """The process's chDB session on ``path``, opened on first use."""
+    global _engine
+    from chdb import session as chdb_session
+
+    with _server_lock:
+        if _engine is not None:
+            if _engine.path != path:
+                raise UserError(
+                    f"chDB already holds the store {_engine.path} in this process; "
+                    f"one process can open one chDB directory (asked for {path})"
+                )
+            return _engine
+        os.makedirs(path, exist_ok=True)
+        try:
+            session = chdb_session.Session(path)
+        except Exception as exc:  # chDB raises RuntimeError for a locked or bad dir
+            if "Another server instance" in str(exc):
+                raise StoreUnavailable(
+                    f"the chDB store {path} is open in another process (a running "
+                    "`flywheel serve`?); stop it, or reach that server through its API"
+                ) from exc
+            raise _store_error(url, exc) from exc
+        _engine = _Engine(path, session)
+        return _engine
 
 
 def _insert_from(session: Any, sql: str, arrow_data: pa.Table) -> None:

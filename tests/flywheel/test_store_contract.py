@@ -85,3 +85,25 @@ def test_bad_store_urls():
         open_store("mysql://x")
     with pytest.raises(UserError):
         open_store("chdb://")
+
+
+def test_500_open_close_cycles_keep_descriptors_flat(chdb_dir):
+    """Issue 27: opening and closing a store (with queries and inserts) leaks nothing."""
+    import os
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    url = f"chdb://{chdb_dir}?database=fd_cycles"
+    with open_store(url) as s:  # warm: the process's one chDB session opens here
+        s.command("CREATE TABLE IF NOT EXISTS t (a UInt32, b String) ENGINE = MergeTree ORDER BY a")
+    before = fds()
+    for i in range(500):
+        with open_store(url) as s:
+            s.insert("t", {"a": [i], "b": ["x"]})
+            assert s.scalar("SELECT count() AS n FROM t") == i + 1
+    assert fds() <= before + 2, f"{fds() - before} descriptors leaked over 500 cycles"
+    closed = open_store(url)
+    closed.close()
+    with pytest.raises(FlywheelError, match="closed"):
+        closed.query("SELECT 1")
