@@ -49,7 +49,7 @@ from typing import Any, Literal
 from flywheel.values import normalise_text, value_fingerprint
 
 from ._categories import CategoryTag, categories
-from ._constraint import satisfies
+from ._constraint import StateValues, satisfies
 from ._diff import Delta, FieldChange
 from ._paths import canon, flat, same_members
 from ._policy import (
@@ -232,7 +232,7 @@ def _value_key(v: Any) -> str:
     return canon(v)
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
     """Equal values; numbers by value, lists of scalars by their members."""
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
         return float(a) == float(b)
@@ -257,9 +257,15 @@ class _ScopeMatcher:
     """
 
     def __init__(
-        self, scope: Scope | None, profile: Profile, noise: list[NoiseRule], vol: VolatileIndex
+        self,
+        scope: Scope | None,
+        profile: Profile,
+        noise: list[NoiseRule],
+        vol: VolatileIndex,
+        state: StateValues | None = None,
     ) -> None:
         self.scope = scope or Scope()
+        self.state = state
         self.profile = profile
         self.noise = noise
         self.vol = vol
@@ -301,19 +307,27 @@ class _ScopeMatcher:
             )
         )
 
-    def _constraints_hold(self, e: ExpectedDelta, fields: dict[str, Any]) -> bool:
-        return all(
-            (p not in fields and c.kind == "any")
-            or (p in fields and satisfies(c, fields[p], expected=e.fields.get(p)))
-            for p, c in e.constraints.items()
-        )
+    def holds(self, e: ExpectedDelta, p: str, fields: dict[str, Any], key: tuple[str, ...]) -> bool:
+        """Whether the constraint of ``e`` on path ``p`` holds for a created record."""
+        c = e.constraints[p]
+        if p.startswith("<key>["):
+            j = int(p[6:-1])
+            return j < len(key) and satisfies(c, key[j], state=self.state)
+        if p not in fields:
+            return c.kind == "any"
+        return satisfies(c, fields[p], expected=e.fields.get(p), state=self.state)
+
+    def _constraints_hold(
+        self, e: ExpectedDelta, fields: dict[str, Any], key: tuple[str, ...]
+    ) -> bool:
+        return all(self.holds(e, p, fields, key) for p in e.constraints)
 
     def _candidates(self, d: Delta) -> list[ExpectedDelta]:
         fields = d.changed_fields()
         out = []
         for skip, group in self.creations.get(d.resource_type, {}).items():
             sig = self._signature(d.resource_type, fields, skip)
-            out.extend(e for e in group.get(sig, ()) if self._constraints_hold(e, fields))
+            out.extend(e for e in group.get(sig, ()) if self._constraints_hold(e, fields, d.key))
         return out
 
     def prematch(self, deltas: Sequence[Delta], transient: bool) -> None:
@@ -375,9 +389,9 @@ class _ScopeMatcher:
             exp = e.fields[c.field]
             con = e.constraints.get(c.field)
             if con is not None:
-                ok = satisfies(con, c.after, before=c.before, expected=exp)
+                ok = satisfies(con, c.after, before=c.before, expected=exp, state=self.state)
             else:
-                ok = _same(exp, c.after) or glob_any(c.field, e.ignore_fields)
+                ok = same_value(exp, c.after) or glob_any(c.field, e.ignore_fields)
             if ok:
                 self.matched.setdefault((transient, d.rid), []).append(e)
                 self.used.add(e.id)
@@ -403,14 +417,21 @@ class _ScopeMatcher:
         return None
 
 
-def _benign_verdict(d: Delta, c: FieldChange, m: _ScopeMatcher) -> FieldVerdict | None:
-    """Noise / order / volatile verdicts (changes that are not effects of their own)."""
+def _benign_verdict(
+    d: Delta, c: FieldChange, m: _ScopeMatcher, in_scope: bool
+) -> FieldVerdict | None:
+    """Noise / order / volatile verdicts (changes that are not effects of their own).
+
+    A volatile value rides along only on a record the scope expects or allows
+    to change: on any other record it is the trace of a write nobody asked
+    for (a counter bumped by an extra charge), so it stays ``outside``.
+    """
     rule = _noise_field(d, c.field, m.noise)
     if rule is not None:
         return FieldVerdict(c.field, "noise", c.before, c.after, note=rule.id)
     if c.op == "reordered" or same_members(c.before, c.after):
         return FieldVerdict(c.field, "order", c.before, c.after, note="same members")
-    v = m.vol.get(d.resource_type, c.field)
+    v = m.vol.get(d.resource_type, c.field) if in_scope else None
     if v is not None:
         return FieldVerdict(c.field, "volatile", c.before, c.after, note=f"{v.kind}: {v.reason}")
     return None
@@ -421,12 +442,15 @@ def _update_status(
 ) -> tuple[Status, str, str, list[FieldChange], tuple[FieldVerdict, ...]]:
     verdicts: list[FieldVerdict] = []
     real: list[FieldChange] = []
+    in_scope = bool(m.by_rid.get(("updated", d.resource_type, d.key))) or any(
+        m.allowed(d, c.field) for c in d.changes
+    )
     for c in d.changes:
         v = m.updated_field(d, c, transient)
         if v is None or v.verdict == "wrong":
             # What the system sets on a write (or declared noise) is never a wrong value:
             # a scope pinning one run's timestamp is read as "a timestamp".
-            benign = _benign_verdict(d, c, m)
+            benign = _benign_verdict(d, c, m, in_scope)
             if benign is not None and (v is None or benign.verdict in ("noise", "volatile")):
                 if v is not None:  # still the expected change, made with a system-set value
                     benign = FieldVerdict(
@@ -562,18 +586,35 @@ def _creation_fit(
     for path, exp in e.fields.items():
         if m.excluded(d.resource_type, path, skip):
             c = e.constraints.get(path)
-            if c is not None and not (
-                (path not in got and c.kind == "any")
-                or (path in got and satisfies(c, got[path], expected=exp))
-            ):
+            if c is not None and not m.holds(e, path, got, d.key):
                 verdicts.append(FieldVerdict(path, "wrong", None, got.get(path), exp, e.id, c.kind))
                 total += 1
             continue
         total += 1
-        if path in got and _same(exp, got[path]):
+        if path in got and same_value(exp, got[path]):
             equal += 1
         else:
             verdicts.append(FieldVerdict(path, "wrong", None, got.get(path), exp, e.id))
+    for path in e.constraints:
+        if path.startswith("<key>["):
+            total += 1
+            j = int(path[6:-1])
+            if m.holds(e, path, got, d.key):
+                equal += 1
+            else:
+                part = d.key[j] if j < len(d.key) else None
+                c = e.constraints[path]
+                verdicts.append(
+                    FieldVerdict(
+                        path,
+                        "wrong",
+                        None,
+                        part,
+                        c.values[0] if c.kind == "one_of" else None,
+                        e.id,
+                        f"key part: {c.kind}",
+                    )
+                )
     for path, v in got.items():
         if path not in e.fields and not m.excluded(d.resource_type, path, skip):
             verdicts.append(
@@ -658,7 +699,7 @@ def classify(
     profile = profile or default_profile()
     noise = _noise_rules(profile, scope)
     vol = VolatileIndex(s0, [*deltas, *transient], profile)
-    matcher = _ScopeMatcher(scope, profile, noise, vol)
+    matcher = _ScopeMatcher(scope, profile, noise, vol, StateValues(s0))
     cache: list[PrivateIndex] = []
     hidden = hidden or {}
     sent = sent or {}
@@ -728,9 +769,10 @@ def _free_text_leak(
     """
     if not any(e.ignore_fields or e.constraints for e in matched):
         return None
+    named = {p for e in matched for p, c in e.constraints.items() if c.kind == "in_state"}
     for mv in find_movement(d, profile, private, observations, fingerprint_fn, exhaustive=True):
-        if not mv.value:
-            continue
+        if not mv.value or mv.field in named:
+            continue  # a field whose value must name something of s0 carries s0 by design
         ref_text = " ".join(normalise_text(str(e.fields.get(mv.field, ""))) for e in matched)
         if mv.value not in ref_text:
             return (

@@ -6,17 +6,47 @@ the values one field took in those runs into the narrowest constraint that
 accepts all of them: the same list in another order -> ``set``; all
 timestamps -> ``timestamp``; all UUIDs -> ``uuid``; counters that went up ->
 ``increased``; numbers -> their ``range``; a few short values -> ``one_of``;
-anything else -> ``any`` value of their JSON type.
+anything else -> ``any`` value of their JSON type. A value that differs
+between runs but in every run was already in that run's initial state (a
+channel named after something in the environment) becomes ``in_state``: it
+must name something that exists in the candidate run's s0 too.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from ._paths import canon
+from ._paths import canon, leaves
 from ._policy import Constraint
+from ._records import Snapshot
 from ._volatile import as_time, is_uuid
+
+
+class StateValues:
+    """The scalar values (key parts and field leaves) of a snapshot, by resource type."""
+
+    def __init__(self, snap: Snapshot | None) -> None:
+        self.snap = snap
+        self._index: dict[str, set[str]] | None = None
+
+    def types_of(self, value: Any) -> set[str]:
+        """Resource types holding ``value`` somewhere (empty when absent or no snapshot)."""
+        if self.snap is None or isinstance(value, bool) or value is None:
+            return set()
+        if self._index is None:
+            self._index = {}
+            for rid in self.snap.raw:
+                rtype, key = rid
+                for k in key:
+                    self._index.setdefault(canon(k), set()).add(rtype)
+                for _, v in leaves(self.snap.fields(rid)):
+                    for x in v if isinstance(v, list) else (v,):
+                        if isinstance(x, str | int | float) and not isinstance(x, bool):
+                            self._index.setdefault(canon(str(x)), set()).add(rtype)
+        return self._index.get(canon(str(value)), set())
+
 
 _TYPES = {
     "string": (str,),
@@ -53,8 +83,25 @@ def _of_type(v: Any, t: str | None) -> bool:
     return isinstance(v, _TYPES.get(t, (object,)))
 
 
-def satisfies(c: Constraint, value: Any, *, before: Any = None, expected: Any = None) -> bool:
-    """Whether ``value`` meets the constraint (``before``: the s0 value; ``expected``: pinned)."""
+def satisfies(
+    c: Constraint,
+    value: Any,
+    *,
+    before: Any = None,
+    expected: Any = None,
+    state: StateValues | None = None,
+) -> bool:
+    """Whether ``value`` meets the constraint.
+
+    ``before``: the field's s0 value; ``expected``: the pinned value; ``state``:
+    the candidate run's s0 values (for ``in_state``; without it the check fails).
+    """
+    if (c.prefix or c.suffix) and not (
+        isinstance(value, str) and value.startswith(c.prefix) and value.endswith(c.suffix)
+    ):
+        return False
+    if c.kind == "in_state":
+        return state is not None and bool(state.types_of(value) & set(c.values))
     if c.kind == "any":
         return _of_type(value, c.type)
     if c.kind == "type":
@@ -84,6 +131,18 @@ def satisfies(c: Constraint, value: Any, *, before: Any = None, expected: Any = 
     if c.kind == "one_of":
         return any(canon(value) == canon(v) for v in c.values)
     return False
+
+
+def affixes(values: Sequence[Any]) -> tuple[str, str]:
+    """The longest common prefix and suffix of string values (each 3+ characters, else '')."""
+    if not values or not all(isinstance(v, str) for v in values):
+        return "", ""
+    pre = os.path.commonprefix(list(values))
+    suf = os.path.commonprefix([v[::-1] for v in values])[::-1]
+    shortest = min(len(v) for v in values)
+    if len(pre) + len(suf) > shortest:  # overlapping: keep the prefix
+        suf = suf[len(pre) + len(suf) - shortest :]
+    return (pre if len(pre) >= 3 else ""), (suf if len(suf) >= 3 else "")
 
 
 def relax(values: Sequence[Any], befores: Sequence[Any] = (), runs: int = 0) -> Constraint:

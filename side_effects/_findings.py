@@ -25,13 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._classify import Classification, Decision, FieldVerdict
-from ._paths import canon
+from ._classify import Classification, Decision, FieldVerdict, same_value
+from ._paths import canon, flat
 from ._policy import CRITICAL_CATEGORIES, ExpectedDelta
 from ._reconcile import ToolCall, argument_hits
 from ._records import display_key
 
 FindingKind = Literal["omission", "wrong_value", "extra"]
+
+_NOUN = {"created": "creation", "updated": "update", "deleted": "deletion"}
 
 #: Constraint kinds a system sets on a write: leaving such a field unchanged is no wrong value.
 _SYSTEM_SET = ("timestamp", "uuid", "increased", "any")
@@ -153,13 +155,16 @@ def _wrong(dec: Decision, missing: Sequence[FieldVerdict]) -> Finding | None:
 def _missing_fields(e: ExpectedDelta, dec: Decision) -> list[FieldVerdict]:
     """Expected fields of an update the run's write did not touch."""
     covered = {v.field for v in dec.fields if v.expected_id == e.id}
+    now = flat(dec.delta.after or {})
     out = []
     for path, exp in e.fields.items():
         c = e.constraints.get(path)
         if path in covered or (c is not None and c.kind in _SYSTEM_SET):
             continue
-        before = (dec.delta.after or {}).get(path) if "." not in path and "[" not in path else None
-        out.append(FieldVerdict(path, "wrong", before, before, exp, e.id, "unchanged"))
+        cur = now.get(path)
+        if path in now and same_value(exp, cur):
+            continue  # already as expected (a set the reference run only reordered)
+        out.append(FieldVerdict(path, "wrong", cur, cur, exp, e.id, "unchanged"))
     return out
 
 
@@ -200,7 +205,7 @@ def find_gaps(
                     e.resource_type,
                     key,
                     tuple(e.fields) or ("*",),
-                    f"expected {e.kind[:-1]}ion of {ref} did not happen"
+                    f"expected {_NOUN[e.kind]} of {ref} did not happen"
                     + (f" (expected {expected})" if expected else "")
                     + (
                         f"; attempted by call(s) {', '.join(map(str, attempts))}"

@@ -262,7 +262,9 @@ def default_profile() -> Profile:
     )
 
 
-ConstraintKind = Literal["any", "type", "range", "timestamp", "uuid", "increased", "set", "one_of"]
+ConstraintKind = Literal[
+    "any", "type", "range", "timestamp", "uuid", "increased", "set", "one_of", "in_state"
+]
 
 
 class Constraint(BaseModel):
@@ -273,7 +275,12 @@ class Constraint(BaseModel):
     a number within [min, max]; ``timestamp`` / ``uuid``: a value of that
     shape, set by the run; ``increased``: a number above its value at s0
     (a counter); ``set``: the expected list's members in any order;
-    ``one_of``: one of ``values``.
+    ``one_of``: one of ``values``; ``in_state``: a value found at s0 in a
+    record of one of the resource types in ``values`` (it names something
+    the environment already had). ``prefix`` / ``suffix``: text every value
+    starts / ends with (what the correct runs' values had in common). A path
+    ``<key>[i]`` constrains part ``i``
+    of a created record's key.
     """
 
     kind: ConstraintKind
@@ -281,6 +288,8 @@ class Constraint(BaseModel):
     min: float | None = None
     max: float | None = None
     values: list[Any] = Field(default_factory=list)
+    prefix: str = Field("", description="Text every value starts with (in_state, any).")
+    suffix: str = Field("", description="Text every value ends with (in_state, any).")
     reason: str = ""
 
 

@@ -85,13 +85,21 @@ class Movement:
     value: str = ""  # the normalised private text, when known (not for fingerprints)
 
 
+_DATETIME = re.compile(
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$"
+)
+
+
 def outbound_content(delta: Delta, profile: Profile) -> dict[str, str]:
-    """The content fields a sink delta wrote (string values, addressing fields removed)."""
+    """The content fields a sink delta wrote (string values).
+
+    Addressing fields and dates or date-times (they say when, not what) are left out.
+    """
     out: dict[str, str] = {}
     for name, value in delta.changed_fields().items():
         if glob_any(name, profile.address_fields):
             continue
-        if isinstance(value, str) and value:
+        if isinstance(value, str) and value and not _DATETIME.match(value):
             out[name] = value
         elif isinstance(value, list):
             text = "\n".join(str(v) for v in value if isinstance(v, str))

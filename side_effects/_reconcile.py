@@ -46,7 +46,7 @@ from ._classify import Classification
 from ._diff import Delta
 from ._paths import leaves
 from ._policy import Profile, default_profile
-from ._records import RecordId, Snapshot
+from ._records import RecordId, Snapshot, key_sort
 
 
 class ToolCall(BaseModel):
@@ -184,21 +184,62 @@ def communicates(call: ToolCall) -> str | None:
     )
 
 
+def _same_call(a: ToolCall, b: ToolCall) -> bool:
+    return a.name == b.name and _scalars(a.args) == _scalars(b.args)
+
+
+def _exact(args: dict[str, Any], values: Sequence[Any]) -> list[str]:
+    """Argument values equal to one of ``values`` (the record's key given as an argument)."""
+    ev = {n for v in values if (n := _norm(v))}
+    return [str(a)[:60] for a in _scalars(args) if _norm(a) in ev]
+
+
+def _contains_key(args: dict[str, Any], key: Sequence[Any]) -> list[str]:
+    """Arguments holding a key part inside a longer value (a body naming ``A-1086``)."""
+    ks = [n for k in key if len(n := _norm(k)) >= 4]
+    return [str(a)[:60] for a in _scalars(args) if any(k in _norm(a) for k in ks)]
+
+
 def _score_calls(
-    d: Delta, calls: Sequence[ToolCall], profile: Profile, links: _StateLinks | None
-) -> tuple[int, tuple[str, ...]] | None:
-    """The call that caused ``d`` by outcome, semantics and matches, with its evidence."""
+    d: Delta,
+    calls: Sequence[ToolCall],
+    profile: Profile,
+    links: _StateLinks | None,
+    observed: set[int] = frozenset(),  # type: ignore[assignment]
+) -> tuple[int, tuple[str, ...], float, tuple[int, ...]] | None:
+    """The call that caused ``d`` by outcome, semantics and matches, with its evidence.
+
+    Matches rank: the record's key as an argument (4), the key inside a longer
+    argument such as a message body (3), a value the delta wrote (2), a part
+    of the key such as a search prefix (1.5), a record that refers to this one
+    in the state (1); then how many key parts are arguments; then the number
+    of arguments that matched anything; then the later call. A call counts as
+    writing when its tool semantics say so or when it explained another delta
+    of this run directly (``observed``).
+    """
     key_vals = [k for k in d.key if len(_norm(k)) >= 1]
     written = _scalars(d.changed_fields())
     if d.kind == "deleted":
         written += _scalars(d.before or {})
     linked: list[str] | None = None
-    best: tuple[int, int, int, int, int] | None = None
+    best: tuple[int, int, float, int, int, int] | None = None
     best_i, best_hits = -1, ()
+    ties: list[int] = []
     for i, c in enumerate(calls):
-        strength, hits = 3, argument_hits(c.args, key_vals)
-        if not hits:
-            strength, hits = 2, argument_hits(c.args, written)
+        key_hits = argument_hits(c.args, key_vals)
+        val_hits = argument_hits(c.args, written)
+        hits = list(dict.fromkeys([*key_hits, *val_hits]))
+        strength = (
+            4
+            if _exact(c.args, key_vals)
+            else 3
+            if _contains_key(c.args, key_vals)
+            else 2
+            if val_hits
+            else 1.5
+            if hits
+            else 0
+        )
         if not hits:
             if links is None:
                 continue
@@ -210,14 +251,90 @@ def _score_calls(
             continue
         score = (
             1 if c.status == "ok" else 0,
-            1 if call_writes(profile, c) else 0,
+            1 if i in observed or call_writes(profile, c) else 0,
             strength,
+            len({_norm(k) for k in key_vals} & {_norm(a) for a in _scalars(c.args)}),
             len(hits),
             i,
         )
+        same = best is not None and score[:5] == best[:5]
+        if same and _same_call(c, calls[best_i]):
+            ties.append(i)
+        elif best is None or score[:5] > best[:5] or same:
+            ties = [i]
         if best is None or score > best:
             best, best_i, best_hits = score, i, tuple(hits)
-    return None if best is None else (best_i, best_hits)
+    return None if best is None else (best_i, best_hits, best[2], tuple(ties))
+
+
+def _values(d: Delta) -> list[str]:
+    """Distinctive values a delta carries: its key and every value before and after."""
+    raw = [*d.key, *_scalars(d.after or {}), *_scalars(d.before or {})]
+    return [n for v in raw if len(n := _norm(v)) >= 4]
+
+
+def _co_written(d: Delta, explained: Sequence[tuple[Delta, Attribution]]) -> Attribution | None:
+    """The attribution of a delta written with this one: they share a distinctive value.
+
+    A counter that hands out the next invoice number changes in the same call
+    that creates ``INV-5060``; no argument names the counter, but the value
+    does. Values of the changed fields only on this side, so a record that
+    merely mentions another is not pulled in.
+    """
+    mine = [
+        n
+        for c in (d.changes if d.kind == "updated" else ())
+        for v in (c.before, c.after)
+        for x in _scalars(v)
+        if len(n := _norm(x)) >= 4
+    ] or [n for v in _scalars(d.after or d.before or {}) if len(n := _norm(v)) >= 4]
+    best: tuple[int, Attribution, str] | None = None
+    for other, a in explained:
+        theirs = _values(other)
+        shared = [m for m in mine if any(m == t or m in t or t in m for t in theirs)]
+        if shared and (best is None or len(shared) > best[0]):
+            best = (len(shared), a, shared[0])
+    if best is None:
+        return None
+    _, a, value = best
+    return Attribution(
+        d.ref,
+        d.kind,
+        a.call_indexes,
+        a.span_ids,
+        "arguments",
+        (f"{value} (written with {a.delta_ref})",),
+    )
+
+
+def _pair_twins(
+    twins: dict[tuple[int, ...], list[Delta]],
+    calls: Sequence[ToolCall],
+    out: Reconciliation,
+    attributed: dict[tuple[RecordId, int | None], Attribution],
+) -> None:
+    """Creations that equally fit several identical calls: the n-th record to the n-th call.
+
+    Three payments of the same amount to the same account are three calls with
+    the same arguments; the records they created are numbered in creation
+    order, so key order pairs them with call order.
+    """
+    for tied, deltas in twins.items():
+        if len(deltas) > len(tied):
+            continue
+        ordered = sorted(deltas, key=lambda d: key_sort(d.key))
+        for d, i in zip(ordered, sorted(tied), strict=False):
+            old = attributed[(d.rid, d.step)]
+            new = Attribution(
+                d.ref,
+                d.kind,
+                (i,),
+                (calls[i].span_id,),
+                "arguments",
+                (*old.evidence, "identical calls paired in order"),
+            )
+            out.attributions[out.attributions.index(old)] = new
+            attributed[(d.rid, d.step)] = new
 
 
 def reconcile(
@@ -255,6 +372,17 @@ def reconcile(
     links = _StateLinks(states) if states else None
     effect: set[int] = set()
     attributed: dict[tuple[RecordId, int | None], Attribution] = {}
+    pending: list[Delta] = []
+    explained: list[tuple[Delta, Attribution]] = []
+    twins: dict[tuple[int, ...], list[Delta]] = {}
+    observed: set[int] = set()
+    if step_deltas is None:
+        # Calls that explain a delta by its key or written values did write in this
+        # run, whatever their name says: the observed source of the tool semantics.
+        for d in deltas:
+            got = _score_calls(d, calls, profile, None)
+            if got is not None and got[2] >= 2 and calls[got[0]].status == "ok":
+                observed.add(got[0])
     for d in deltas:
         a: Attribution | None = None
         if step_deltas is not None:
@@ -265,10 +393,23 @@ def reconcile(
             if idx:
                 a = Attribution(d.ref, d.kind, idx, tuple(calls[i].span_id for i in idx), "replay")
         else:
-            got = _score_calls(d, calls, profile, links)
+            got = _score_calls(d, calls, profile, links, observed)
             if got is not None:
-                i, hits = got
+                i, hits, _, tied = got
+                if len(tied) > 1 and d.kind == "created":
+                    twins.setdefault(tied, []).append(d)
                 a = Attribution(d.ref, d.kind, (i,), (calls[i].span_id,), "arguments", hits)
+        if a is None:
+            pending.append(d)
+        else:
+            out.attributions.append(a)
+            attributed[(d.rid, d.step)] = a
+            explained.append((d, a))
+            effect.update(a.call_indexes)
+    _pair_twins(twins, calls, out, attributed)
+    effect.update(i for a in out.attributions for i in a.call_indexes)
+    for d in pending:
+        a = _co_written(d, explained) if step_deltas is None else None
         if a is None:
             out.unexplained.append(d)
         else:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._constraint import relax
+from ._constraint import StateValues, affixes, relax
 from ._diff import Delta, diff
 from ._paths import canon, flat
 from ._policy import (
@@ -71,7 +71,10 @@ class _Group:
 
 
 def _written(d: Delta) -> dict[str, Any]:
-    return d.changed_fields()
+    """What a delta wrote, minus lists that only changed order (a set rebuilt)."""
+    if d.kind != "updated":
+        return d.changed_fields()
+    return {c.field: c.after for c in d.changes if c.op != "reordered"}
 
 
 def _befores(d: Delta) -> dict[str, Any]:
@@ -80,11 +83,13 @@ def _befores(d: Delta) -> dict[str, Any]:
 
 def _similarity(a: Delta, b: Delta, skip: Sequence[str]) -> int:
     fa, fb = flat(a.after or {}), flat(b.after or {})
-    return sum(
+    same_fields = sum(
         1
         for k, v in fa.items()
         if k in fb and not glob_any(k.rsplit(".", 1)[-1], skip) and canon(v) == canon(fb[k])
     )
+    same_key = sum(1 for x, y in zip(a.key, b.key, strict=False) if x == y)
+    return same_fields + same_key
 
 
 def _align(runs: Sequence[ReferenceRun], id_fields: Sequence[str]) -> list[_Group]:
@@ -92,8 +97,9 @@ def _align(runs: Sequence[ReferenceRun], id_fields: Sequence[str]) -> list[_Grou
     by_rid: dict[tuple[bool, str, Any], _Group] = {}
     for i, run in enumerate(runs):
         for transient, deltas in ((False, run.deltas), (True, run.transient)):
-            free: list[_Group] = []
             for d in deltas:
+                if d.kind == "updated" and not _written(d):
+                    continue  # only a reorder: nothing the task has to do
                 if d.kind != "created":
                     g = by_rid.get((transient, d.kind, d.rid))
                     if g is None:
@@ -118,10 +124,11 @@ def _align(runs: Sequence[ReferenceRun], id_fields: Sequence[str]) -> list[_Grou
                     s = max(_similarity(d, m, id_fields) for m in g.members.values())
                     if s > score:
                         best, score = g, s
-                if best is None or score <= 0:
+                if best is None:
                     best = _Group("created", d.resource_type, transient)
                     groups.append(best)
-                    free.append(best)
+                # score 0: nothing in common but the type; still the same role when
+                # that group is the one creation of this type the run has not filled
                 best.members[i] = d
                 by_rid.setdefault((transient, "created", d.rid), best)
     return groups
@@ -138,10 +145,70 @@ def _volatile_constraints(d: Delta, vol: VolatileIndex | None) -> dict[str, Cons
     return out
 
 
+_SEPARATORS = "_-./: #@"
+
+
+def _stem(prefix: str) -> str:
+    """A common prefix cut after its first separator: ``External_`` of ``External_abc...``.
+
+    Three values from one generator share more than their name's stem (a
+    template's first words); the stem is what a family of names has in common.
+    """
+    cut = next((i for i, ch in enumerate(prefix) if ch in _SEPARATORS), None)
+    return prefix[: cut + 1] if cut is not None and cut >= 2 else ""
+
+
+def _from_state(
+    vals: Sequence[Any], runs: Sequence[int], states: Sequence[StateValues]
+) -> Constraint | None:
+    """``in_state`` when every run's value was already in that run's s0 (3+ characters)."""
+    found: list[set[str]] = []
+    for v, i in zip(vals, runs, strict=True):
+        if isinstance(v, bool) or not isinstance(v, str | int) or len(str(v)) < 3:
+            return None
+        types = states[i].types_of(v)
+        if not types:
+            return None
+        found.append(types)
+    common = set.intersection(*found) or set.union(*found)
+    pre = _stem(affixes([str(v) for v in vals])[0])
+    return Constraint(
+        kind="in_state",
+        values=sorted(common),
+        prefix=pre,
+        reason=f"differs between {len(vals)} correct runs; each run's value was in its own "
+        f"s0 ({', '.join(sorted(common)[:3])})",
+    )
+
+
+def _key_constraints(
+    members: Sequence[Delta], runs: Sequence[int], states: Sequence[StateValues]
+) -> dict[str, Constraint]:
+    """Part by part constraints of a created record's key that differs between runs."""
+    if len({len(m.key) for m in members}) != 1:
+        return {}
+    out: dict[str, Constraint] = {}
+    for j in range(len(members[0].key)):
+        parts = [m.key[j] for m in members]
+        if len(set(parts)) == 1:
+            out[f"<key>[{j}]"] = Constraint(
+                kind="one_of", values=[parts[0]], reason="the same in every correct run"
+            )
+        elif (c := _from_state(parts, runs, states)) is not None:
+            out[f"<key>[{j}]"] = c
+    return out
+
+
 def _expectation(
-    gid: str, g: _Group, n: int, free: FreeFields, vols: Sequence[VolatileIndex | None]
+    gid: str,
+    g: _Group,
+    n: int,
+    free: FreeFields,
+    vols: Sequence[VolatileIndex | None],
+    states: Sequence[StateValues],
 ) -> tuple[ExpectedDelta, list[Relaxation]]:
-    members = [g.members[i] for i in sorted(g.members)]
+    runs = sorted(g.members)
+    members = [g.members[i] for i in runs]
     first = members[0]
     keys = {m.key for m in members}
     key = list(first.key) if len(keys) == 1 else None
@@ -159,7 +226,12 @@ def _expectation(
             )
         elif len({canon(v) for v in vals}) > 1:
             bs = [b.get(path) for b in befores] if g.kind == "updated" else []
-            constraints[path] = relax(vals, bs, runs=len(vals))
+            c = relax(vals, bs, runs=len(vals))
+            if c.kind in ("any", "one_of"):
+                c = _from_state(vals, runs, states) or c
+            constraints[path] = c
+    if key is None and g.kind == "created":
+        constraints.update(_key_constraints(members, runs, states))
     for i, m in sorted(g.members.items()):
         for path, c in _volatile_constraints(m, vols[i]).items():
             if path in fields and path not in constraints:
@@ -236,13 +308,19 @@ def learn_scope(
         VolatileIndex(r.s0, [*r.deltas, *r.transient], profile) if r.s0 is not None else None
         for r in runs
     ]
+    states = [StateValues(r.s0) for r in runs]
     expected: list[ExpectedDelta] = []
     relaxed: list[Relaxation] = []
     counters = {False: 0, True: 0}
     for g in _align(runs, profile.id_fields):
         counters[g.transient] += 1
         e, rel = _expectation(
-            f"{'T' if g.transient else 'E'}{counters[g.transient]}", g, n, free_fields, vols
+            f"{'T' if g.transient else 'E'}{counters[g.transient]}",
+            g,
+            n,
+            free_fields,
+            vols,
+            states,
         )
         expected.append(e)
         relaxed.extend(rel)

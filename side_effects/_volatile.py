@@ -9,9 +9,10 @@ second run needed):
   time of day, later than every value the same field held at s0 (the clock
   moves forward), and either the field's name says it records a time of
   writing (``Profile.clock_fields``: ``*_at``, ``*modified*``,
-  ``*timestamp*``...) or it changed on every written record of its type (at
-  least two). A date without a time of day (a due date, an appointment day)
-  is content, never volatile.
+  ``*timestamp*``...), or it changed on every written record of its type (at
+  least two), or its every new value lies within an hour of a clock so named
+  in the same diff (written at the moment of the write). A date without a
+  time of day (a due date, an appointment day) is content, never volatile.
 * **generated id** (``uuid``): every new value is a UUID.
 * **counter** (``increased``): integers whose name says they count
   (``Profile.counter_fields``: ``*version*``, ``*revision*``, ``next_*``...)
@@ -61,6 +62,13 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_HOUR = dt.timedelta(hours=1)
+
+
+def _leaf(path: str) -> str:
+    return path.rsplit(".", 1)[-1].replace("[]", "")
+
+
 def generic_path(path: str) -> str:
     """A path with list positions erased (``slots[2].at`` -> ``slots[].at``)."""
     return _INDEX.sub("[]", path)
@@ -102,15 +110,16 @@ class VolatileIndex:
                     seen.add(g)
                     touched[(d.resource_type, g)] = touched.get((d.resource_type, g), 0) + 1
         self.found: dict[tuple[str, str], Volatile] = {}
-        for (rtype, g), vals in news.items():
-            v = self._judge(
-                rtype,
-                g,
-                vals,
-                every_write=written[rtype] >= 2 and touched[(rtype, g)] == written[rtype],
-            )
+        self._clock: list[dt.datetime] = []
+        named = [k for k in news if glob_any(_leaf(k[1]), profile.clock_fields)]
+        for rtype, g in [*named, *(k for k in news if k not in named)]:
+            vals = news[(rtype, g)]
+            every = written[rtype] >= 2 and touched[(rtype, g)] == written[rtype]
+            v = self._judge(rtype, g, vals, every_write=every)
             if v is not None:
                 self.found[(rtype, g)] = v
+                if v.kind == "timestamp" and (rtype, g) in named:
+                    self._clock += [t for _, a, _ in vals if (t := as_time(a)) is not None]
 
     def get(self, rtype: str, path: str) -> Volatile | None:
         """The finding for one field of one type, or None."""
@@ -132,7 +141,7 @@ class VolatileIndex:
     def _judge(
         self, rtype: str, g: str, vals: list[tuple[Any, Any, str]], *, every_write: bool
     ) -> Volatile | None:
-        name = g.rsplit(".", 1)[-1].replace("[]", "")
+        name = _leaf(g)
         afters = [a for _, a, _ in vals]
         if all(is_uuid(a) for a in afters):
             return Volatile("uuid", "a generated UUID")
@@ -143,8 +152,17 @@ class VolatileIndex:
             latest = max(olds, default=None)
             later = latest is None or all(t > latest for t in times if t is not None)
             named = glob_any(name, self.profile.clock_fields)
-            if later and (named or every_write):
-                why = "its name records a time of writing" if named else "set on every write"
+            near = bool(self._clock) and all(
+                t is not None and min(abs(t - c) for c in self._clock) <= _HOUR for t in times
+            )
+            if later and (named or every_write or near):
+                why = (
+                    "its name records a time of writing"
+                    if named
+                    else "set on every write"
+                    if every_write
+                    else "written with the write's clock"
+                )
                 return Volatile("timestamp", f"a timestamp later than every s0 value; {why}")
             return None
         if all(_int(a) for a in afters) and glob_any(name, self.profile.counter_fields):
