@@ -32,7 +32,12 @@ known origin, decided on the raw text (not on fingerprints):
 
 Machine: 2 cores, 24 GiB.
 
+With ``--encoding yaml|repr|markdown|kv`` every structured tool result is
+re-rendered in that encoding before provenance is inferred (issue 27: the
+same run must get the same provenance whatever the encoding).
+
     python bench/provenance_agentdojo.py [--suites banking slack] [--obey 0.5] [--all]
+                                         [--encoding json|yaml|repr|markdown|kv]
 """
 
 from __future__ import annotations
@@ -58,7 +63,13 @@ from flywheel.harness import (  # noqa: E402
     plan_trials,
     run_trials,
 )
-from flywheel.ingest import compute_provenance, load_steps, normalise  # noqa: E402
+from flywheel.ingest import (  # noqa: E402
+    compute_provenance,
+    infer_provenance,
+    load_steps,
+    normalise,
+)
+from provenance_tools import ENCODINGS, render  # noqa: E402
 
 from flywheel import open_store  # noqa: E402
 
@@ -76,8 +87,30 @@ def _pr(tp: int, fp: int, fn: int) -> dict:
     return {"precision": p, "precision_95": p95, "recall": r, "recall_95": r95}
 
 
+def _provenance(store, trace_id: str, encoding: str) -> list:
+    """The trace's provenance, its structured tool results rendered in ``encoding`` first."""
+    if encoding == "json":
+        return compute_provenance(store, trace_id)
+    steps = load_steps(store, trace_id)
+    for s in steps:
+        if s.get("kind") == "tool" and s.get("result"):
+            try:
+                value = json.loads(s["result"])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict | list):
+                s["result"] = render(value, encoding)
+    return infer_provenance(steps, b"bench-encoding")
+
+
 def evaluate(
-    store, suite: str, agent: AgentSpec, label: str, seed: int, keep: int | None = 10
+    store,
+    suite: str,
+    agent: AgentSpec,
+    label: str,
+    seed: int,
+    keep: int | None = 10,
+    encoding: str = "json",
 ) -> dict:
     """Run every user x injection pair of ``suite`` with ``agent``; score flags and attribution."""
     specs = plan_trials(f"agentdojo:{suite}", agent, injections=True, seed=seed)
@@ -93,7 +126,7 @@ def evaluate(
     for rec in records:
         if rec.security is None:
             continue
-        recs = compute_provenance(store, rec.trace_id)
+        recs = _provenance(store, rec.trace_id, encoding)
         flagged = any(r.flags for r in recs)
         delegated += sum(1 for r in recs if r.method == "delegated")
         attacked = bool(rec.security)
@@ -262,6 +295,7 @@ def main() -> None:
     ap.add_argument("--obey", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--encoding", default="json", choices=ENCODINGS)
     ap.add_argument(
         "--all", action="store_true", help="list every false alarm and miss (default: 10)"
     )
@@ -280,14 +314,20 @@ def main() -> None:
             f"reference(obey_injection={args.obey})",
             args.seed,
             keep,
+            args.encoding,
         )
-        gt = evaluate(store, suite, AgentSpec("ground_truth"), "ground_truth", args.seed, keep)
+        gt = evaluate(
+            store, suite, AgentSpec("ground_truth"), "ground_truth", args.seed, keep, args.encoding
+        )
         results += [ref, gt]
         summary.append(pooled(ref, gt))
     if args.json:
         print(json.dumps({"runs": results, "suites": summary}))
         return
-    print("workload: every user x injection task pair per suite; machine: 2 cores, 24 GiB")
+    print(
+        "workload: every user x injection task pair per suite; tool results as "
+        f"{args.encoding}; machine: 2 cores, 24 GiB"
+    )
     for r in results:
         print(json.dumps(r))
     head = ("suite", "P", "P 95%", "R", "R 95%", "benign FP", "attribution")

@@ -13,7 +13,8 @@ Foreign exceptions are mapped at the edge that meets them and chained
     │   ├── NotFoundError         exit 1, HTTP 404
     │   ├── ConflictError         exit 1, HTTP 409  e.g. a review decided meanwhile
     │   ├── LeakRefused           exit 1, HTTP 422  a release still holds personal data
-    │   └── PayloadTooLarge       exit 1, HTTP 413
+    │   ├── PayloadTooLarge       exit 1, HTTP 413
+    │   └── ToolDeclarationError  exit 1, HTTP 400  a malformed tool manifest or annotation
     ├── AuthError                 exit 1, HTTP 401
     │   └── ForbiddenError        exit 1, HTTP 403
     ├── OverloadedError           exit 1, HTTP 503 (with Retry-After)
@@ -39,6 +40,10 @@ class UserError(FlywheelError):
     """Bad input that the user can fix (a value, a file, a flag)."""
 
     http_status = 400
+
+
+class ToolDeclarationError(UserError):
+    """A tool manifest, annotation or attribute that cannot be read (names tool and field)."""
 
 
 class NotFoundError(UserError):

@@ -36,6 +36,7 @@ from flywheel import (
 )
 
 from ._api_provenance import router as provenance_router
+from ._api_tools import router as tools_router
 from ._api_traces import router as traces_router
 from ._decode_pool import DecodePool
 from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
@@ -45,6 +46,7 @@ log = logging.getLogger("flywheel.ingest")
 router = APIRouter()
 router.include_router(traces_router)
 router.include_router(provenance_router)
+router.include_router(tools_router)
 
 _TYPES = {"application/x-protobuf", "application/json"}
 

@@ -1,4 +1,4 @@
-"""Ingest's commands: ``serve``, ``ingest FILE``, and ``traces list|show``."""
+"""Ingest's commands: ``serve``, ``ingest FILE``, ``traces list|show`` and ``tools ...``."""
 
 from __future__ import annotations
 
@@ -118,6 +118,9 @@ def register(cli: click.Group) -> None:
     cli.add_command(serve_cmd)
     cli.add_command(ingest_cmd)
     cli.add_command(provenance_cmd)
+    from ._cli_tools import register_tools
+
+    register_tools(cli)
     try:
         from ._cli_traces import register_traces
     except ImportError:  # pragma: no cover - the read side lands separately

@@ -21,6 +21,8 @@ from typing import Any
 
 from flywheel.values import fingerprint, normalise
 
+from ._encodings import structured
+
 _TOKEN = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|[\w@.+:/<>-]+", re.UNICODE)
 _SENTENCE_JOIN = re.compile(r"(?<=[a-z0-9])\.(?=[A-Z][a-z])")
 #: Words too common to show that two texts share an origin (partial matches ignore them).
@@ -32,12 +34,15 @@ STOPWORDS = frozenset(
 MAX_NGRAM = 12
 
 
-def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def leaves(value: Any, path: str = "", *, open_text: bool = False) -> Iterator[tuple[str, Any]]:
     r"""Leaf values of a JSON document with their paths (``a/0/b``).
 
     Strings that hold JSON are opened too (tool results often do), so nested
     documents match like any other; a JSON-encoded string (``"line\nline"``)
-    is its decoded text.
+    is its decoded text. With ``open_text`` (an observed result), a text in
+    any structured encoding -- YAML, a Python repr, Markdown tables,
+    key-value lines (``_encodings``) -- is opened as well, at its top level,
+    so a field is a field whatever the encoding.
     """
     if isinstance(value, str):
         s = value.strip()
@@ -48,7 +53,12 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
                 inner = None
             if isinstance(inner, dict | list) or (isinstance(inner, str) and s[0] == '"'):
                 # a JSON-encoded string result is its decoded text, not its escapes
-                yield from leaves(inner, path)
+                yield from leaves(inner, path, open_text=open_text)
+                return
+        if open_text:
+            doc = structured(s)
+            if doc is not None:
+                yield from leaves(doc, path)
                 return
     if isinstance(value, dict):
         for k, v in value.items():
@@ -75,19 +85,25 @@ _IDENTIFIER = re.compile(
     r"^(?:\S+@\S+\.\w+"  # e-mail
     r"|[a-z][a-z0-9+.-]*://\S+|www\.\S+"  # URL
     r"|[\w-]+(?:\.[\w-]+)*\.[a-z]{2,24}(?:/\S*)?"  # host.tld[/path]
-    r"|(?=[\w-]*\d{5})[\w-]{6,})$",  # account numbers, IBANs, phone numbers
+    r"|(?=[\w-]*\d{5})[\w-]{6,}"  # account numbers, IBANs, phone numbers
+    r"|(?:~|\.{1,2})?/[\w.@%+-]+(?:/[\w.@%+-]*)+|~/[\w.@%+-]+)$",  # file paths
     re.IGNORECASE,
 )
+#: A query-string parameter's value (``?d=acct-5521&x=1``).
+_QUERY_VALUE = re.compile(r"[?&][\w.-]+=([^&\s#]{4,})")
 
 
 def identifier_tokens(text: str) -> list[str]:
-    """Tokens of ``text`` that address something: e-mails, URLs, hosts, account numbers.
+    """Sub-values of ``text`` that address something: e-mails, URLs, hosts, account
+    numbers, file paths, query-string values.
 
     These are what an injected instruction needs to smuggle into otherwise
-    model-written text (a phishing link, an attacker's IBAN), so they are
-    traced on their own.
+    model-written text (a phishing link, an attacker's IBAN, a path inside a
+    shell command, a parameter of a URL), so they are traced on their own.
     """
-    return [t for t in tokens(text) if len(t) >= 6 and _IDENTIFIER.match(t)]
+    found = [t for t in tokens(text) if len(t) >= 6 and _IDENTIFIER.match(t)]
+    found += [v for v in _QUERY_VALUE.findall(text) if v not in found]
+    return found
 
 
 #: A text leaf with at least this many tokens is prose, not a field value.
@@ -110,7 +126,7 @@ def value_fingerprints(value: Any, salt: bytes) -> tuple[set[int], set[int], set
     norm: set[int] = set()
     toks: set[int] = set()
     fields: set[int] = set()
-    all_leaves = list(leaves(value))
+    all_leaves = list(leaves(value, open_text=True))
     structured = len(all_leaves) > 1 or any(path for path, _ in all_leaves)
     for _, leaf in all_leaves:
         raw = str(leaf) if not isinstance(leaf, bool) else ("true" if leaf else "false")

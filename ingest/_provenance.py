@@ -44,6 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flywheel.tools import split_name
+
 from ._fingerprint import (
     argument_fingerprints,
     fingerprint,
@@ -363,19 +365,61 @@ def _record(
     )
 
 
+def _forms(word: str) -> set[str]:
+    """A word's inflected forms (plural, 3rd person, past, -ing), to match either way."""
+    stem = word[:-1] if word.endswith("e") else word
+    base = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return {word, base, word + "s", word + "es", word + "d", word + "ed", stem + "ing"}
+
+
+def _holds(tokens: frozenset[int] | set[int], word: str, salt: bytes) -> bool:
+    return any(fingerprint("n:" + normalise(f), salt) in tokens for f in _forms(word))
+
+
 def _requested(obs: Sequence[Observation], salt: bytes):  # noqa: ANN202 - a predicate
-    """Whether the user's own messages hold a verb in any of its forms (on fingerprints)."""
+    """Whether the user's own messages hold a word in any of its forms (on fingerprints)."""
     said: set[int] = set()
     for o in obs:
         if o.kind == "user":
             said |= o.tokens
+    return lambda word: _holds(said, word, salt)
 
-    def requested(verb: str) -> bool:
-        stem = verb[:-1] if verb.endswith("e") else verb
-        forms = {verb, verb + "s", verb + "es", verb + "d", verb + "ed", stem + "ing"}
-        return any(fingerprint("n:" + normalise(f), salt) in said for f in forms)
 
-    return requested
+#: Flag of a call with no argument to trace whose action untrusted input may have chosen.
+CONTROL_FLAG = "untrusted_control_flow"
+#: Path of the record that stands for the call itself (it has no argument leaf).
+CALL_PATH = "$call"
+
+
+def _control_record(
+    step: Mapping[str, Any],
+    tool: str,
+    before: Sequence[Observation],
+    salt: bytes,
+    requested: Any,
+    policy: ProvenancePolicy,
+) -> ArgumentProvenance | None:
+    """A sensitive call without arguments to trace, after untrusted input, not asked for.
+
+    The user asked for it when their own words hold at least half of the tool's
+    name words (``LightsOffAll`` after "turn off all the lights"). Otherwise,
+    the untrusted observation holding most of those words (the text that
+    asked for it) is its source (confidence 0.6), else the latest untrusted
+    observation (0.4): a lower-confidence flag beats silence.
+    """
+    untrusted = [o for o in before if not o.trusted and o.kind in policy.untrusted_kinds]
+    if not untrusted:
+        return None
+    words = [w for w in split_name(tool) if len(w) >= 3]
+    if words and sum(requested(w) for w in words) * 2 >= len(words):
+        return None
+    scored = [(sum(_holds(o.tokens, w, salt) for w in words), o.index, o) for o in untrusted]
+    hits, _, source = max(scored, key=lambda t: (t[0], t[1]))
+    conf = 0.6 if hits and hits * 2 >= len(words) else 0.4
+    return ArgumentProvenance(
+        str(step["span_id"]), tool, CALL_PATH, source.kind, source.span_id, source.ref,
+        "partial" if hits else "none", conf, False, flags=[CONTROL_FLAG], extraction="control",
+    )
 
 
 def infer_provenance(
@@ -393,7 +437,8 @@ def infer_provenance(
     policy = policy.for_trace(trace_catalog(steps, policy.catalog))
     obs = observations(steps, salt, policy)
     records: list[ArgumentProvenance] = []
-    flow = Flow(policy, _requested(obs, salt))
+    requested = _requested(obs, salt)
+    flow = Flow(policy, requested)
     # Memory is as trustworthy as what was written into it: values this trace
     # wrote from trusted sources come back trusted; values written from
     # untrusted sources, and memory that predates the trace, do not.
@@ -423,4 +468,9 @@ def infer_provenance(
         flow.judge(kind, tool, call, args)
         flow.note_source(str(step["span_id"]), tool, call, args=args)
         records.extend(rec for rec, _ in call)
+        if kind == "tool" and all(rec.source_kind == "constant" for rec, _ in call):
+            if policy.is_sensitive(tool, args):
+                control = _control_record(step, tool, before, salt, requested, policy)
+                if control is not None:
+                    records.append(control)
     return records

@@ -31,7 +31,10 @@ visible. A value is delegated when all of:
    the user or the system, verbatim or normalised, not merely sharing words
    with the request (the user chose *whom or what* the action is
    about -- ``invite_user(user="Dora" <- user, email <- her page)`` passes,
-   ``invite_user(user="Fred" <- the page, email <- the page)`` does not); or
+   ``invite_user(user="Fred" <- the page, email <- the page)`` does not;
+   a content argument anchors only when no untrusted source holds its
+   value too -- a word of the request that the stolen data happens to
+   contain is a coincidence); or
    the call acts on the principal's own records -- no argument chooses a
    party, an address or an account, nothing of high stakes (money,
    credentials, permissions, code) is touched, it stays in a closed world --
@@ -85,14 +88,25 @@ class Flow:
         return self.requested(sem.verb)
 
     def _anchored(self, call: Sequence[tuple[ArgumentProvenance, Any]]) -> bool:
-        """Whether the user or the system gave one of the call's arguments."""
+        """Whether the user or the system gave one of the call's arguments for its purpose.
+
+        The anchor must say whom or what the call is about (an addressing
+        argument: user, recipient, channel, account...), or be a value only the
+        principal said: a content value that the untrusted data holds too (the
+        stolen text happens to contain a word of the request) is a coincidence,
+        not a choice.
+        """
         for rec, _ in call:
-            if (
+            if not (
                 rec.trusted
                 and rec.source_kind not in ("constant", "model")
                 and rec.method in STRONG
             ):
-                return True  # user/system, a trusted tool, clean memory
+                continue  # not user/system, a trusted tool, clean memory
+            if ADDRESSING & set(split_name(rec.path)):
+                return True
+            if not any(a.split(":", 1)[0] in self.policy.untrusted_kinds for a in rec.alternatives):
+                return True
         return False
 
     def _delegable(self, rec: ArgumentProvenance, *, url: bool, anchored: bool) -> bool:

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from flywheel.errors import UserError
+from flywheel.errors import ToolDeclarationError
 
 from ._model import FIELDS, Decision, ToolDefinition, check_value
 
@@ -50,10 +50,6 @@ ENTRY_FIELDS = frozenset({*FIELDS, "annotations", "description", "parameters", "
 _ALIASES = {"effect": {"write": "additive", "read-only": "read", "readonly": "read"}}
 #: Span attribute prefix an agent uses to declare its tools' semantics.
 ATTRIBUTE_PREFIX = "flywheel.tool."
-
-
-class ToolDeclarationError(UserError):
-    """A tool manifest, annotation or attribute value that cannot be read (HTTP 400, exit 1)."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ names the operation, an HTTP method its RFC 9110 semantics.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -118,11 +119,26 @@ def _description_verb(description: str) -> tuple[str, str] | None:
     return find_verb(words, in_name=False)
 
 
+def name_verb(name: str) -> tuple[str, str] | None:
+    """The verb of a tool name; in a dotted or slashed id the last part is the method.
+
+    Google and AWS method ids (``compute.instances.delete``, ``s3:PutObject``,
+    ``/repos/{owner}/merge``) put the operation last and services first, so the
+    last segment is read first (``compute`` there is a service, not a verb).
+    """
+    segments = [s for s in re.split(r"[./:]", name or "") if s]
+    if len(segments) > 1:
+        verb = find_verb(split_name(segments[-1]))
+        if verb is not None:
+            return verb
+    return find_verb(split_name(name))
+
+
 def infer(defn: ToolDefinition) -> ToolSemantics:
     """Semantics of a tool from its name, description and parameter schema (see module)."""
     name_words = split_name(defn.name)
     desc_words = prose_words(defn.description)
-    verb = find_verb(name_words)
+    verb = name_verb(defn.name)
     dverb = None
     if verb is not None and verb[1] == "is":
         effect = Decision("read", "inferred", f"name predicate '{verb[0]}'", 0.7)
