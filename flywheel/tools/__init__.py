@@ -15,9 +15,9 @@ state changes recorded in an environment (observed); the tool's name in any
 case style, its description, JSON schema, HTTP method and action arguments
 (inferred). Unknown tools take the cautious side.
 
-    >>> tool_semantics("VenmoWithdrawMoney").effect.value
+    >>> tool_semantics("CashAppSendPayment").effect.value
     'additive'
-    >>> tool_semantics("GmailReadEmail").writes
+    >>> tool_semantics("OutlookReadMessage").writes
     False
 """
 

@@ -13,7 +13,7 @@ attributes declare fields directly:
 
 .. code-block:: toml
 
-    [tools.VenmoWithdrawMoney]
+    [tools.CashAppSendPayment]
     effect = "destructive"          # read | additive | destructive ("write" = additive)
     reach = "egress"                # closed | egress | communication
     touches = ["money"]             # money credentials permissions messages files code

@@ -1,7 +1,7 @@
 """Inferred semantics: from the name's words, the description, the JSON schema and the call.
 
 The name's verb decides the effect (the first verb that is not also a noun --
-``AugustSmartLockUnlockDoor`` unlocks, ``GmailReadEmail`` reads); with no
+``SmartLockUnlockFrontDoor`` unlocks, ``OutlookReadMessage`` reads); with no
 verb in the name, the description's first verb does; with neither, a name
 that is only a report noun (``WeatherForecast``) reads; otherwise the tool is
 unknown and takes the cautious default (a write that may reach the network).

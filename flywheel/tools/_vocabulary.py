@@ -62,7 +62,7 @@ _verbs("send email mail message sms text call dial notify alert tweet retweet po
        "forward publish broadcast announce invite share ask contact page respond", _A, _M,
        ("messages",), False)
 _verbs("pay transfer withdraw deposit charge refund donate tip purchase buy sell trade "
-       "invest bet payout remit wire send_money checkout bill invoice tx", _A, _C,
+       "invest bet payout remit wire checkout bill invoice tx", _A, _C,
        ("money",), False)
 _verbs("run execute exec eval evaluate_code invoke trigger deploy", _A, _C, ("code",), False)
 _verbs("grant authorize authorise approve admit allow whitelist allowlist promote elevate",

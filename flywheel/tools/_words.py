@@ -1,8 +1,8 @@
 """Words of a tool name in any case style, and their dictionary forms.
 
-``VenmoWithdrawMoney``, ``send_money``, ``create-issue``, ``github.repos.delete``,
+``CashAppSendPayment``, ``transfer_funds``, ``create-issue``, ``github.repos.delete``,
 ``HTTPGetJSON`` and ``getURLContent`` all split into lower-case words
-(``venmo withdraw money``, ``http get json``, ``get url content``).
+(``cash app send payment``, ``http get json``, ``get url content``).
 """
 
 from __future__ import annotations
