@@ -130,6 +130,15 @@ def cases(cid: str) -> dict[str, Case]:
         ),
         "get_trial_side_effects": Case("GET", f"/api/trials/{TRIAL}/side-effects", read=True),
         "diff_side_effects": Case("POST", "/api/side-effects/diff", json=_DIFF, b_status=200),
+        # tool semantics: A's view (its traces' tools) holds; B's overrides land in B only
+        "list_tools": Case("GET", "/api/tools", b_status=200, read=True),
+        "get_tool": Case("GET", "/api/tools/update_address", b_status=200, read=True),
+        "set_tool": Case("PUT", "/api/tools/update_address", json={"effect": "read"},
+                         b_status=200),
+        "import_tool_manifest": Case("POST", "/api/tools/manifest",
+                                     content=b'[tools.update_address]\nreach = "egress"\n',
+                                     b_status=200),
+        "delete_tool": Case("DELETE", "/api/tools/update_address", b_status=200),
     }
 
 
