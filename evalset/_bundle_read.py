@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from flywheel.evalset._task import Task
+from flywheel.evalset._trials_io import utf8_lines
 from pydantic import ValidationError
 
 from flywheel.errors import UserError
@@ -55,7 +56,7 @@ def load_evalset(directory: str | Path) -> EvalSet:
     if not tasks_path.is_file():
         raise UserError(f"{tasks_path} not found; an eval-set directory needs tasks.jsonl")
     tasks: dict[str, Task] = {}
-    for lineno, line in enumerate(tasks_path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in utf8_lines(tasks_path):
         if not line.strip():
             continue
         try:
@@ -72,6 +73,8 @@ def load_evalset(directory: str | Path) -> EvalSet:
     if manifest_path.is_file():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{manifest_path}: not UTF-8 text ({exc.reason})") from exc
         except json.JSONDecodeError as exc:
             raise UserError(f"{manifest_path}: not JSON ({exc.msg} at line {exc.lineno})") from exc
         if not isinstance(manifest, dict):

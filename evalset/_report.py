@@ -102,7 +102,7 @@ def _arm_lines(r: dict[str, Any]) -> list[str]:
         "task-clustered effective sample size (repeated runs of a task are not independent).",
         "",
         _row("arm", "config", "accepted / trials", "tasks", "rate [interval]",
-             "if unresolved pass", "pending", "unknown", "pass@k", "pass^k", "trajectory F1",
+             "both-way bounds", "pending", "unknown", "pass@k", "pass^k", "trajectory F1",
              "partial credit"),
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -114,7 +114,11 @@ def _arm_lines(r: dict[str, Any]) -> list[str]:
             _row(
                 arm, f"`{a['config_id']}`", f"{t['accepted']}/{t['n']}", t["tasks"],
                 f"{_pct(t['rate'])} [{_pct(t['lo'])}, {_pct(t['hi'])}]",
-                _pct(t["hi_if_unresolved_pass"]), t["pending"], t["unknown"],
+                f"[{_pct(t['lo_if_unresolved_fail'])}, {_pct(t['hi_if_unresolved_pass'])}]"
+                if t["pending"] + t["unknown"]
+                else "-",
+                t["pending"],
+                t["unknown"],
                 f"{_pct(pk.get('pass_at_k'))} (k={pk['k']})", _pct(pk.get("pass_hat_k")),
                 "n/a" if f1 is None else f"{f1:.3f}", "n/a" if pc is None else f"{pc:.3f}",
             )

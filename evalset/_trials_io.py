@@ -36,7 +36,7 @@ class TrialsFile:
         return f"{self.path}:{line}" if line else str(self.path)
 
 
-def _lines(p: Path) -> Iterator[tuple[int, str]]:
+def utf8_lines(p: Path) -> Iterator[tuple[int, str]]:
     """Numbered text lines of ``p``; a line that is not UTF-8 is an error naming it."""
     for lineno, raw in enumerate(p.read_bytes().splitlines(), 1):
         try:
@@ -44,7 +44,7 @@ def _lines(p: Path) -> Iterator[tuple[int, str]]:
         except UnicodeDecodeError as exc:
             raise UserError(
                 f"{p}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                "write trials as UTF-8 JSON Lines"
+                "write it as UTF-8 JSON Lines"
             ) from exc
 
 
@@ -61,7 +61,7 @@ def read_trials_file(path: str | Path) -> TrialsFile:
         raise UserError(f"trials file {p} not found; pass a JSONL file with one trial per line")
     trials: list[Trial] = []
     lines: dict[str, int] = {}
-    for lineno, line in _lines(p):
+    for lineno, line in utf8_lines(p):
         if not line.strip():
             continue
         try:

@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from flywheel.evalset import load_evalset, read_trials_file, run_gate, write_report
@@ -114,6 +115,10 @@ def test_non_utf8_inputs_and_an_out_that_is_a_file(tmp_path: Path) -> None:
     ev = _copy(tmp_path / "two")
     (ev / "gate.toml").write_bytes(b"# r\xe8gle\nmargin = 0.02\n")
     _one_line_exit_1(_gate(ev, tmp_path / "out"), "gate.toml: not UTF-8")
+    ev = _copy(tmp_path / "four")
+    raw = (ev / "tasks.jsonl").read_bytes()
+    (ev / "tasks.jsonl").write_bytes(raw.replace(b"refund", b"r\xfcfund", 1))
+    _one_line_exit_1(_gate(ev, tmp_path / "out"), "tasks.jsonl:1: not UTF-8")
     ev = _copy(tmp_path / "three")
     (tmp_path / "afile").write_text("x")
     _one_line_exit_1(_gate(ev, tmp_path / "afile"), "--out", "is a file")
@@ -206,3 +211,16 @@ def test_api_errors_name_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"candidate.jsonl:9 \(candidate trial .*task 'nope'"):
         run_gate(load_evalset(ev), read_trials_file(ev / "baseline.jsonl"),
                  read_trials_file(ev / "candidate.jsonl"), rules())
+
+
+@pytest.mark.parametrize("n_tasks", [3, 45, 150])
+def test_report_png_from_a_few_to_many_tasks(tmp_path: Path, n_tasks: int) -> None:
+    """Dots with ids (3), dots without (45), a histogram of task counts (150); valid PNGs."""
+    es = load_evalset(write_evalset(tmp_path / "ev", n_tasks, golden=1))
+    rng = np.random.default_rng(n_tasks)
+    base = [["pass" if x else "fail"] for x in rng.random(n_tasks) < 0.6]
+    cand = [["pass" if x else "fail"] for x in rng.random(n_tasks) < 0.65]
+    res = run_gate(es, trials("b", base), trials("c", cand), rules(margin=0.02))
+    paths = write_report(res, tmp_path / "out")
+    png = paths["png"].read_bytes()
+    assert png[:4] == b"\x89PNG" and len(png) > 20_000
