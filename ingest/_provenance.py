@@ -187,7 +187,12 @@ def observations(
                 if turn.role == "tool_result":
                     # a result in the model's history is its tool span's, when that was seen
                     text = _as_text(turn.content)
-                    if not any(len(r) > 2 and r in text for r in results):
+                    # the same result in another encoding (YAML in the history, JSON on
+                    # the span) holds the same leaves: compare those, not the text
+                    leaves_seen = value_fingerprints(turn.content, salt)[0]
+                    if not any(len(r) > 2 and r in text for r in results) and not any(
+                        leaves_seen and leaves_seen <= o.exact for o in obs if o.kind == "tool_result"
+                    ):
                         ref = turn.tool_name or f"tool result {i}"
                         add(step, index, "tool_result", ref, turn.content, turn.tool_name)
                     continue
