@@ -27,8 +27,19 @@ class IngestSettings(BaseModel):
         16 * 1024 * 1024, description="Largest accepted request body, after gunzip (413 above)."
     )
     max_attribute_bytes: int = Field(
-        256 * 1024, description="Largest single attribute value; longer values are truncated."
+        256 * 1024, description="Largest single attribute value (characters); longer values are cut "
+        "and counted (partial_success.error_message, flywheel_ingest_truncated_total)."
     )
+    max_span_name_chars: int = Field(
+        4096, description="Longest span or event name; longer names are cut and counted.")
+    max_attribute_key_chars: int = Field(
+        256, description="Longest attribute key; an attribute with a longer key is dropped and counted.")
+    max_attributes_per_span: int = Field(
+        1024, description="Attributes kept per span, event or link; the rest are dropped and counted.")
+    max_events_per_span: int = Field(
+        1024, description="Events kept per span; the rest are dropped and counted.")
+    max_links_per_span: int = Field(
+        1024, description="Links kept per span; the rest are dropped and counted.")
     batch_spans: int = Field(
         20_000, description="Spans collected before an insert into the store (larger is faster)."
     )

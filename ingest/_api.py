@@ -39,6 +39,7 @@ from ._api_provenance import router as provenance_router
 from ._api_tools import router as tools_router
 from ._api_traces import router as traces_router
 from ._decode_pool import DecodePool
+from ._limits import Limits
 from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
 from ._writer import SpanWriter
 
@@ -118,14 +119,24 @@ def _otlp_error(status: int, message: str, content_type: str, headers: dict[str,
 
 
 def _gunzip(body: bytes, limit: int) -> bytes:
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = d.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise UserError(f"malformed gzip body: {exc}") from exc
-    if len(out) > limit or d.unconsumed_tail:
-        raise PayloadTooLarge(f"request body over {limit} bytes after gunzip")
-    return out
+    """A gzip body decoded whole: every member (RFC 1952 allows several), at most ``limit`` bytes."""
+    out: list[bytes] = []
+    size, rest = 0, body
+    while True:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk = d.decompress(rest, limit - size + 1)
+        except zlib.error as exc:
+            raise UserError(f"malformed gzip body: {exc}") from exc
+        size += len(chunk)
+        if size > limit or d.unconsumed_tail:
+            raise PayloadTooLarge(f"request body over {limit} bytes after gunzip")
+        if not d.eof:
+            raise UserError("malformed gzip body: it ends inside a member (truncated)")
+        out.append(chunk)
+        rest = d.unused_data
+        if not rest.strip(b"\0"):  # trailing zero padding is allowed, as gzip(1) does
+            return b"".join(out)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -170,15 +181,16 @@ async def export_traces(request: Request) -> Response:
         pool: DecodePool | None = getattr(request.app.state, "decode_pool", None)
         if pool is not None:
             try:
-                payload, accepted, rejected, reasons, error = await pool.decode(
-                    body, ctype, request_project(request), settings.ingest.max_attribute_bytes)
+                payload, accepted, rejected, reasons, truncated, error = await pool.decode(
+                    body, ctype, request_project(request), Limits.from_settings(settings.ingest))
             except BrokenProcessPool:
                 await _restart_pool(request.app, pool)
                 raise OverloadedError("a decode worker exited; the pool was restarted, "
                                       "retry this request", retry_after=1) from None
             if error:
                 raise UserError(error)
-            batch = await run_in_threadpool(writer.submit_ipc, payload, accepted, rejected, reasons)
+            batch = await run_in_threadpool(writer.submit_ipc, payload, accepted, rejected, reasons,
+                                            truncated)
         else:
             batch = await run_in_threadpool(
                 _decode_and_log, writer, body, ctype, settings, request_project(request))
@@ -192,6 +204,7 @@ async def export_traces(request: Request) -> Response:
         return _otlp_error(503, f"the spans were not stored ({type(exc).__name__}); retry later",
                            ctype, {"Retry-After": "1"})
     writer.stats.rejected_spans += batch.rejected
+    writer.stats.truncated.update(batch.truncated)
     return Response(encode_response(batch, ctype), 200, media_type=ctype)
 
 
@@ -214,8 +227,7 @@ def _decode_and_log(
 ) -> DecodedBatch:
     try:
         req = parse_request(body, ctype)
-        batch = decode_request(req, project=project,
-                               max_attr_len=settings.ingest.max_attribute_bytes)
+        batch = decode_request(req, project=project, limits=Limits.from_settings(settings.ingest))
     except FlywheelError:
         raise
     except Exception as exc:  # a decoder bug must not become a 5xx; it is logged

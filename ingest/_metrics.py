@@ -43,6 +43,12 @@ class _WriterCollector(Collector):
         s = w.stats
         for name, doc in _COUNTERS.items():
             yield CounterMetricFamily(_P + name, doc, value=getattr(s, name))
+        cut = CounterMetricFamily(_P + "truncated", "Values cut by the input limits, by kind "
+                                  "(span_name, attribute_key, attribute_value, attribute_count, "
+                                  "event_count, link_count, nesting_depth).", labels=["what"])
+        for kind, n in sorted(s.truncated.items()):
+            cut.add_metric([kind], n)
+        yield cut
         h = w.health()
         yield CounterMetricFamily(_P + "wal_write_errors", "Write-ahead log write/fsync failures.",
                                   value=h["wal"]["write_errors"])

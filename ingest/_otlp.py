@@ -26,6 +26,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from flywheel.errors import UserError
 
+from ._limits import MAX_ATTRIBUTE_DEPTH, Limits, Truncations, cap_attributes, cap_items, cap_text
+
 _MAX_NS = 2**63 - 1  # DateTime64(9) and Arrow timestamp[ns] end in 2262
 _SPAN_KINDS = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"]
 _STATUS = ["Unset", "Ok", "Error"]
@@ -68,6 +70,8 @@ class DecodedBatch:
     table: pa.Table
     rejected: int = 0
     reasons: list[str] = field(default_factory=list)
+    #: What the input limits cut (``_limits``), by kind.
+    truncated: Truncations = field(default_factory=Truncations)
 
     @property
     def accepted(self) -> int:
@@ -75,15 +79,22 @@ class DecodedBatch:
         return self.table.num_rows
 
     def error_message(self) -> str:
-        """The ``partial_success.error_message`` text (empty if nothing was rejected)."""
-        if not self.rejected:
-            return ""
-        uniq = sorted(set(self.reasons))
-        return f"{self.rejected} span(s) rejected: " + "; ".join(uniq[:5])
+        """The ``partial_success.error_message`` text (empty if nothing was rejected or cut)."""
+        parts = []
+        if self.rejected:
+            uniq = sorted(set(self.reasons))
+            parts.append(f"{self.rejected} span(s) rejected: " + "; ".join(uniq[:5]))
+        if self.truncated:
+            parts.append(self.truncated.message() + " (ingest limits; the spans are stored)")
+        return "; ".join(parts)
 
 
-def any_value_to_str(v: Any, max_len: int | None = None) -> str:
-    """Stringify an OTLP ``AnyValue`` as the collector's ClickHouse exporter does."""
+def any_value_to_str(v: Any, max_len: int | None = None, counts: Truncations | None = None,
+                     max_depth: int = MAX_ATTRIBUTE_DEPTH) -> str:
+    """Stringify an OTLP ``AnyValue`` as the collector's ClickHouse exporter does.
+
+    Nesting past ``max_depth`` becomes "..." (counted in ``counts``).
+    """
     kind = v.WhichOneof("value")
     if kind == "string_value":
         s = v.string_value
@@ -96,16 +107,13 @@ def any_value_to_str(v: Any, max_len: int | None = None) -> str:
     elif kind == "bytes_value":
         s = base64.b64encode(v.bytes_value).decode()
     elif kind in ("array_value", "kvlist_value"):
-        s = json.dumps(_any_value_py(v), ensure_ascii=False, separators=(",", ":"))
+        s = json.dumps(_any_value_py(v, 0, max_depth, counts), ensure_ascii=False,
+                       separators=(",", ":"))
     else:
         s = ""
     if max_len is not None and len(s) > max_len:
         s = s[:max_len]
     return s
-
-
-#: Deepest array/map nesting kept in an attribute value; deeper levels become "...".
-MAX_ATTRIBUTE_DEPTH = 16
 
 
 def _double_str(d: float) -> str:
@@ -117,14 +125,18 @@ def _double_str(d: float) -> str:
     return str(int(d)) if d == int(d) and abs(d) < 1e16 else repr(d)
 
 
-def _any_value_py(v: Any, depth: int = 0) -> Any:
+def _any_value_py(v: Any, depth: int = 0, max_depth: int = MAX_ATTRIBUTE_DEPTH,
+                  counts: Truncations | None = None) -> Any:
     kind = v.WhichOneof("value")
-    if depth >= MAX_ATTRIBUTE_DEPTH and kind in ("array_value", "kvlist_value"):
+    if depth >= max_depth and kind in ("array_value", "kvlist_value"):
+        if counts is not None:
+            counts["nesting_depth"] += 1
         return "..."
     if kind == "array_value":
-        return [_any_value_py(x, depth + 1) for x in v.array_value.values]
+        return [_any_value_py(x, depth + 1, max_depth, counts) for x in v.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: _any_value_py(kv.value, depth + 1) for kv in v.kvlist_value.values}
+        return {kv.key: _any_value_py(kv.value, depth + 1, max_depth, counts)
+                for kv in v.kvlist_value.values}
     if kind == "bytes_value":
         return base64.b64encode(v.bytes_value).decode()
     if kind is None:
@@ -132,8 +144,9 @@ def _any_value_py(v: Any, depth: int = 0) -> Any:
     return getattr(v, kind)
 
 
-def _attrs(kvs: Any, max_len: int | None) -> list[tuple[str, str]]:
-    return [(kv.key, any_value_to_str(kv.value, max_len)) for kv in kvs]
+def _attrs(kvs: Any, limits: Limits, counts: Truncations) -> list[tuple[str, str]]:
+    return cap_attributes(kvs, limits, counts,
+                          lambda v: any_value_to_str(v, None, counts, limits.max_depth))
 
 
 def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
@@ -185,19 +198,27 @@ def _fix_ids(obj: dict[str, Any]) -> None:
 
 
 def decode_request(
-    req: ExportTraceServiceRequest, *, project: str = "default", max_attr_len: int | None = None
+    req: ExportTraceServiceRequest, *, project: str = "default", max_attr_len: int | None = None,
+    limits: Limits | None = None,
 ) -> DecodedBatch:
-    """Flatten a parsed request into ``otel_traces`` columns; count bad spans."""
+    """Flatten a parsed request into ``otel_traces`` columns; count bad spans and cuts.
+
+    ``limits`` caps names, keys, values, counts and nesting (``_limits``);
+    without it, the default caps with ``max_attr_len`` for values.
+    """
+    if limits is None:
+        limits = Limits(max_value=max_attr_len)
+    counts = Truncations()
     cols: dict[str, list[Any]] = {name: [] for name in _ROW_COLUMNS}
     rejected, reasons = 0, []
     for rs in req.resource_spans:
-        rattrs = _attrs(rs.resource.attributes, max_attr_len)
+        rattrs = _attrs(rs.resource.attributes, limits, counts)
         service = next((v for k, v in rattrs if k == "service.name"), "")
         for ss in rs.scope_spans:
             scope = (ss.scope.name, ss.scope.version)
             for span in ss.spans:
                 try:
-                    row = _span_row(span, service, rattrs, scope, max_attr_len)
+                    row = _span_row(span, service, rattrs, scope, limits, counts)
                 except Exception as exc:  # noqa: BLE001 - a bad span is rejected, never raised
                     row = f"undecodable span ({type(exc).__name__})"
                 if isinstance(row, str):
@@ -208,7 +229,7 @@ def decode_request(
                     cols[name].append(value)
     cols["ProjectId"] = [project] * len(cols["TraceId"])
     table = pa.Table.from_pydict(cols, schema=SPAN_SCHEMA)
-    return DecodedBatch(table, rejected, reasons)
+    return DecodedBatch(table, rejected, reasons, counts)
 
 
 _ROW_COLUMNS = [f.name for f in SPAN_SCHEMA if f.name != "ProjectId"]
@@ -219,7 +240,8 @@ def _span_row(
     service: str,
     rattrs: list[tuple[str, str]],
     scope: tuple[str, str],
-    max_attr_len: int | None,
+    limits: Limits,
+    counts: Truncations,
 ) -> tuple[Any, ...] | str:
     """One span as a row of ``otel_traces`` values, or the reason it is rejected."""
     tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
@@ -232,7 +254,8 @@ def _span_row(
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
     if start > _MAX_NS or end > _MAX_NS or any(e.time_unix_nano > _MAX_NS for e in span.events):
         return "timestamp out of range (after 2262-04-11)"
-    events, links = span.events, span.links
+    events = cap_items(span.events, limits.max_events, counts, "event_count")
+    links = cap_items(span.links, limits.max_links, counts, "link_count")
     code = span.status.code
     return (
         start,
@@ -240,35 +263,36 @@ def _span_row(
         sid.hex(),
         pid.hex(),
         span.trace_state,
-        span.name,
+        cap_text(span.name, limits.max_name, counts, "span_name"),
         _SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified",
         service,
         rattrs,
         scope[0],
         scope[1],
-        _attrs(span.attributes, max_attr_len),
+        _attrs(span.attributes, limits, counts),
         end - start if end > start else 0,
         _STATUS[code] if 0 <= code < 3 else "Unset",
         span.status.message,
         [e.time_unix_nano for e in events],
-        [e.name for e in events],
-        [_attrs(e.attributes, max_attr_len) for e in events],
+        [cap_text(e.name, limits.max_name, counts, "span_name") for e in events],
+        [_attrs(e.attributes, limits, counts) for e in events],
         [lk.trace_id.hex() for lk in links],
         [lk.span_id.hex() for lk in links],
         [lk.trace_state for lk in links],
-        [_attrs(lk.attributes, max_attr_len) for lk in links],
+        [_attrs(lk.attributes, limits, counts) for lk in links],
     )
 
 
 def encode_response(accepted_batch: DecodedBatch | None, content_type: str) -> bytes:
     """``ExportTraceServiceResponse`` in the request's encoding."""
     resp = ExportTraceServiceResponse()
-    if accepted_batch is not None and accepted_batch.rejected:
+    partial = accepted_batch is not None and (accepted_batch.rejected or accepted_batch.truncated)
+    if partial:
         resp.partial_success.rejected_spans = accepted_batch.rejected
         resp.partial_success.error_message = accepted_batch.error_message()
     if content_type == "application/json":
         out: dict[str, Any] = {}
-        if accepted_batch is not None and accepted_batch.rejected:
+        if partial:
             out["partialSuccess"] = {
                 "rejectedSpans": str(accepted_batch.rejected),
                 "errorMessage": accepted_batch.error_message(),

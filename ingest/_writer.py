@@ -96,6 +96,8 @@ class WriterStats:
     quarantined_batches: int = 0
     quarantined_spans: int = 0
     writer_restarts: int = 0
+    #: Cuts by the input limits, by kind (``_limits``).
+    truncated: collections.Counter[str] = field(default_factory=collections.Counter)
     last_error: str = ""
     last_error_at: float = 0.0
     started_at: float = field(default_factory=time.time)
@@ -249,15 +251,17 @@ class SpanWriter:
         self.wal.append(to_ipc(table), on_durable=self._on_durable(table))
         self.stats.accepted_spans += table.num_rows
 
-    def submit_ipc(self, payload: bytes, accepted: int, rejected: int, reasons: list[str]) -> Any:
+    def submit_ipc(self, payload: bytes, accepted: int, rejected: int, reasons: list[str],
+                   truncated: Any = None) -> Any:
         """``submit`` for a batch a decode worker already serialised for the log."""
+        from ._limits import Truncations
         from ._otlp import SPAN_SCHEMA, DecodedBatch
 
         table = from_ipc(payload) if accepted else SPAN_SCHEMA.empty_table()
         if accepted:
             self.wal.append(payload, on_durable=self._on_durable(table))
             self.stats.accepted_spans += accepted
-        return DecodedBatch(table, rejected, reasons)
+        return DecodedBatch(table, rejected, reasons, truncated or Truncations())
 
     # -- drain ------------------------------------------------------------
     def _drain(self) -> None:
