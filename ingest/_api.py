@@ -81,6 +81,12 @@ def wal_dir_for(settings: Settings, store: Store) -> Path:
 
 def open_writer(settings: Settings, store: Store) -> SpanWriter:
     """The store's span writer over its own log (refused when another process holds it)."""
+    path = getattr(store, "path", None)
+    legacy = Path(path).parent / "wal" if path else None
+    if settings.ingest.wal_dir is None and legacy is not None and any(legacy.glob("*.wal")):
+        log.warning("an earlier version's write-ahead log is at %s (shared by every store in "
+                    "that folder); its unfinished records are not replayed: drain it with that "
+                    "version, then remove it", legacy)
     return SpanWriter(store, wal_dir_for(settings, store), settings.ingest,
                       identity=store_identity(store))
 

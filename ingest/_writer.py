@@ -173,6 +173,10 @@ class SpanWriter:
         try:
             self._replay()
             self._drain()
+        except _Stopped:
+            # a batch that could not be finished while stopping ends the thread: inserting a
+            # later batch would move *done* past it; all of it stays in the log for the next start
+            return
         except Exception as exc:  # noqa: BLE001 - the supervisor restarts it; nothing is lost (the log holds it)
             self._error(f"writer thread died: {type(exc).__name__}: {exc}")
             log.exception("the span writer thread died; the watchdog restarts it")
@@ -303,26 +307,20 @@ class SpanWriter:
     def _insert(self, records: list[Record], tables: list[pa.Table | None], *,
                 replay: bool = False) -> None:
         seg, start, end = records[0].segment, records[0].start, records[-1].end
-        if not self._disk_retry(lambda: self.wal.begin(seg, start, end), replay):
-            return
+        self._disk_retry(lambda: self.wal.begin(seg, start, end))
         token = self.wal.token(seg, start, end)
         if any(t is None for t in tables):
             outcome: tuple[str, str] = ("data", "the frame does not hold an Arrow span batch")
         else:
             data = pa.concat_tables(tables) if len(tables) > 1 else tables[0]  # type: ignore[arg-type]
-            outcome = self._store_insert(data, token, replay, single=len(records) == 1)
-        if outcome[0] == "stop":
-            return
+            outcome = self._store_insert(data, token, single=len(records) == 1)
         if outcome[0] == "data":
             if len(records) > 1:
                 for rec, table in zip(records, tables, strict=True):
                     self._insert([rec], [table], replay=replay)
                 return
-            if not self._disk_retry(lambda: self._quarantine(records[0], tables[0], token,
-                                                             outcome[1]), replay):
-                return
-        if not self._disk_retry(lambda: self.wal.commit(records), replay):
-            return
+            self._disk_retry(lambda: self._quarantine(records[0], tables[0], token, outcome[1]))
+        self._disk_retry(lambda: self.wal.commit(records))
         while self._inflight and self._inflight[0][0] <= records[-1].seq:
             self._inflight.popleft()
         if outcome[0] == "ok":
@@ -332,9 +330,8 @@ class SpanWriter:
             if replay:
                 self.stats.replayed_spans += n
 
-    def _store_insert(self, data: pa.Table, token: str, replay: bool,
-                      *, single: bool) -> tuple[str, str]:
-        """('ok' | 'data' | 'stop', error): insert, backing off while the store is the problem.
+    def _store_insert(self, data: pa.Table, token: str, *, single: bool) -> tuple[str, str]:
+        """('ok' | 'data', error): insert, backing off while the store is the problem.
 
         A batch of several frames the store refuses comes back at once (to be
         split); a single frame is tried ``QUARANTINE_AFTER`` times.
@@ -359,28 +356,28 @@ class SpanWriter:
                     self.store_cause = _store_cause(self.store.url, exc)
                 log.warning("insert of %s failed (%s), retrying in %.1f s: %s",
                             token, kind, delay, exc.message)
-                if self._stop.wait(delay) and not replay:
-                    return "stop", ""  # stays in the log; replayed at next start
+                if self._stop.wait(delay):
+                    raise _Stopped  # stays in the log; replayed at next start
                 delay = min(delay * 2, 5.0)
                 continue
             self.state = "running"
             return "ok", ""
 
-    def _disk_retry(self, step: Callable[[], object], replay: bool) -> bool:
+    def _disk_retry(self, step: Callable[[], object]) -> None:
         """Run a log step (checkpoint, quarantine), backing off while its disk fails."""
         delay = 0.2
         while True:
             try:
                 step()
-                return True
+                return
             except OverloadedError as exc:
                 self._error(exc.message)
                 log.warning("%s", exc.message)
             except OSError as exc:
                 self._error(f"write-ahead log step failed: {exc}")
                 log.warning("write-ahead log step failed: %s", exc)
-            if self._stop.wait(delay) and not replay:
-                return False
+            if self._stop.wait(delay):
+                raise _Stopped
             delay = min(delay * 2, 5.0)
 
     def _quarantine(self, rec: Record, table: pa.Table | None, token: str, error: str) -> None:
@@ -442,6 +439,10 @@ class SpanWriter:
                 return True
             time.sleep(0.01)
         return False
+
+
+class _Stopped(Exception):  # noqa: N818 - a signal, not an error
+    """The writer is stopping in the middle of a batch."""
 
 
 def _store_cause(url: str, exc: FlywheelError) -> str:
