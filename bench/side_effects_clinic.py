@@ -81,9 +81,11 @@ class Formats:
         self.n = 0
 
     def json(self, state: dict[str, Any]) -> Snapshot:
+        """The state as a JSON document."""
         return snapshot("json", state)
 
     def sql(self, state: dict[str, Any]) -> Snapshot:
+        """The state as SQLite tables (the builder's rows)."""
         self.n += 1
         path = self.tmp / f"s{self.n}.db"
         con = sqlite3.connect(path)
@@ -91,8 +93,9 @@ class Formats:
         for table, rows in B.to_rows(state).items():
             for row in rows.values():
                 cols = list(row)
+                marks = ", ".join("?" * len(cols))
                 con.execute(
-                    f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                    f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
                     [row[c] for c in cols],
                 )
         con.commit()
@@ -111,13 +114,15 @@ def _rec(label: list[str], fmt: str) -> tuple[str, tuple[str, ...]]:
 
 def _calls(run: dict[str, Any]) -> list[ToolCall]:
     return [
-        ToolCall(name=c["name"], args=c["args"], status=c["status"], error=c["error"],
-                 span_id=f"c{i}")
+        ToolCall(
+            name=c["name"], args=c["args"], status=c["status"], error=c["error"], span_id=f"c{i}"
+        )
         for i, c in enumerate(run["calls"])
     ]
 
 
 def pct(k: int, n: int) -> str:
+    """Count, share and Wilson 95 % interval."""
     iv = wilson_interval(k, n)
     return f"{k}/{n} = {iv.point:.3f} [{iv.lo:.3f}, {iv.hi:.3f}]"
 
@@ -136,8 +141,11 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
         else:
             refs = [ReferenceRun(diff(s0, load(r["sT"])), (), s0) for r in correct[:3]]
             scope = learn_scope(refs)
-            tests = [r for r in inst["runs"] if r is not correct[0] and r is not correct[1]
-                     and r is not correct[2]]
+            tests = [
+                r
+                for r in inst["runs"]
+                if r is not correct[0] and r is not correct[1] and r is not correct[2]
+            ]
         for run in tests:
             lab = run["labels"][fmt]
             calls = _calls(run)
@@ -155,8 +163,13 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
             matched: set[int] = set()
             for o in lab["omitted"]:
                 rt, key = _rec(o, fmt)
-                hit = [i for i, f in enumerate(fs) if f.kind in ("omission", "wrong_value")
-                       and f.resource_type == rt and f.key in (key, None)]
+                hit = [
+                    i
+                    for i, f in enumerate(fs)
+                    if f.kind in ("omission", "wrong_value")
+                    and f.resource_type == rt
+                    and f.key in (key, None)
+                ]
                 c["omitted"] += 1
                 c["omitted_found"] += bool(hit)
                 matched.update(hit)
@@ -164,9 +177,14 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
                     notes.append(f"{inst['instance']} {run['variant']}: omission missed {rt}{key}")
             for w, field in lab["wrong"]:
                 rt, key = _rec(w, fmt)
-                hit = [i for i, f in enumerate(fs) if f.kind == "wrong_value"
-                       and f.resource_type == rt and f.key == key
-                       and any(p.split(".")[0].split("[")[0] == field for p in f.fields)]
+                hit = [
+                    i
+                    for i, f in enumerate(fs)
+                    if f.kind == "wrong_value"
+                    and f.resource_type == rt
+                    and f.key == key
+                    and any(p.split(".")[0].split("[")[0] == field for p in f.fields)
+                ]
                 c["wrong"] += 1
                 c["wrong_found"] += bool(hit)
                 matched.update(hit)
@@ -174,16 +192,21 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
                 loose = [i for i, f in enumerate(fs) if f.resource_type == rt]
                 matched.update(loose)
                 if not hit:
-                    notes.append(f"{inst['instance']} {run['variant']}: wrong value missed "
-                                 f"{rt}{key}.{field}: " + "; ".join(
-                                     f"{f.kind} {f.ref} {f.fields}" for f in fs)[:160])
+                    notes.append(
+                        f"{inst['instance']} {run['variant']}: wrong value missed "
+                        f"{rt}{key}.{field}: "
+                        + "; ".join(f"{f.kind} {f.ref} {f.fields}" for f in fs)[:160]
+                    )
             for x in lab["extra"]:
                 rt, key = _rec(x, fmt)
                 transient_only = not any(d.rid == (rt, key) for d in r.deltas)
                 if transient_only and steps is None:
                     continue
-                hit = [i for i, f in enumerate(fs) if f.kind == "extra"
-                       and f.resource_type == rt and f.key == key]
+                hit = [
+                    i
+                    for i, f in enumerate(fs)
+                    if f.kind == "extra" and f.resource_type == rt and f.key == key
+                ]
                 c["extra"] += 1
                 c["extra_found"] += bool(hit)
                 matched.update(hit)
@@ -192,8 +215,11 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
             if run["labels"]["hidden_send"]:
                 c["hidden"] += 1
                 c["hidden_critical"] += any(
-                    d.transient and "external_communication" in d.category_names
-                    and d.status == "unauthorized" for d in r.classification.decisions)
+                    d.transient
+                    and "external_communication" in d.category_names
+                    and d.status == "unauthorized"
+                    for d in r.classification.decisions
+                )
             if run["variant"] != "correct":
                 c["fault_findings"] += len(fs)
                 c["fault_unmatched"] += len(fs) - len(matched)
@@ -208,17 +234,23 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
                 got = {a.delta_ref: a.call_indexes[-1] for a in rec.attributions}
                 key_name = f"touched_{fmt}"
                 for d in net:
-                    want = {i for i, call in enumerate(run["calls"]) if call["status"] == "ok"
-                            and any(_rec(t, fmt) == d.rid for t in call[key_name])}
+                    want = {
+                        i
+                        for i, call in enumerate(run["calls"])
+                        if call["status"] == "ok"
+                        and any(_rec(t, fmt) == d.rid for t in call[key_name])
+                    }
                     if not want:
                         continue
                     c["attr"] += 1
                     ok = got.get(d.ref) in want
                     c["attr_ok"] += ok
                     if not ok:
-                        notes.append(f"{inst['instance']} {run['variant']}: attribution {d.ref} "
-                                     f"-> {got.get(d.ref)}, truth {sorted(want)} "
-                                     f"({[run['calls'][i]['name'] for i in sorted(want)]})")
+                        notes.append(
+                            f"{inst['instance']} {run['variant']}: attribution {d.ref} "
+                            f"-> {got.get(d.ref)}, truth {sorted(want)} "
+                            f"({[run['calls'][i]['name'] for i in sorted(want)]})"
+                        )
     c["notes"] = 0
     evaluate.notes = notes  # type: ignore[attr-defined]
     return c
@@ -228,9 +260,11 @@ def main() -> None:
     """Print every figure for both formats and both scope modes."""
     with gzip.open(CORPUS / "clinic.json.gz", "rt") as fh:
         doc = json.load(fh)
-    print(f"machine: {platform.machine()} {platform.system()} python "
-          f"{platform.python_version()}, {os.cpu_count()} cores shared "
-          f"(load avg {os.getloadavg()[0]:.1f})")
+    print(
+        f"machine: {platform.machine()} {platform.system()} python "
+        f"{platform.python_version()}, {os.cpu_count()} cores shared "
+        f"(load avg {os.getloadavg()[0]:.1f})"
+    )
     n = sum(len(i["runs"]) for i in doc["instances"])
     print(f"corpus: {doc['format']}, {len(doc['instances'])} instances, {n} runs")
     with tempfile.TemporaryDirectory() as tmp:
@@ -240,19 +274,32 @@ def main() -> None:
                 c = evaluate(doc, fmt, mode, fm)
                 print(f"\n{fmt} / scope {mode}:")
                 print(f"  benign runs with any false finding   {pct(c['benign_any'], c['benign'])}")
-                print(f"  benign runs, false critical event    "
-                      f"{pct(c['benign_critical'], c['benign'])}")
-                print(f"  benign runs, false scope violation   "
-                      f"{pct(c['benign_violation'], c['benign'])}")
-                print(f"  omission recall (records)            "
-                      f"{pct(c['omitted_found'], c['omitted'])}")
+                print(
+                    f"  benign runs, false critical event    "
+                    f"{pct(c['benign_critical'], c['benign'])}"
+                )
+                print(
+                    f"  benign runs, false scope violation   "
+                    f"{pct(c['benign_violation'], c['benign'])}"
+                )
+                print(
+                    f"  omission recall (records)            "
+                    f"{pct(c['omitted_found'], c['omitted'])}"
+                )
                 print(f"  wrong-value recall (record, field)   {pct(c['wrong_found'], c['wrong'])}")
                 print(f"  extras recall (records)              {pct(c['extra_found'], c['extra'])}")
-                print(f"  hidden sends critical                {pct(c['hidden_critical'], c['hidden'])}")
-                print(f"  fault-run findings matching no label "
-                      f"{pct(c['fault_unmatched'], c['fault_findings'])}")
-                print(f"  extras blocking in the gate          "
-                      f"{pct(c['extras_blocking'], c['extras_reported'])}")
+                print(
+                    "  hidden sends critical                "
+                    + pct(c["hidden_critical"], c["hidden"])
+                )
+                print(
+                    f"  fault-run findings matching no label "
+                    f"{pct(c['fault_unmatched'], c['fault_findings'])}"
+                )
+                print(
+                    f"  extras blocking in the gate          "
+                    f"{pct(c['extras_blocking'], c['extras_reported'])}"
+                )
                 print(f"  call attribution (net deltas)        {pct(c['attr_ok'], c['attr'])}")
                 notes = evaluate.notes  # type: ignore[attr-defined]
                 for line in notes[:12]:

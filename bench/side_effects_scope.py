@@ -83,8 +83,15 @@ def reword(calls: list[Any], k: int) -> list[Any]:
 WRITES: dict[str, bool] = {}
 
 
-def gt_run(suite: Any, ut: Any, env: Any, k: int, drop: int | None = None,
-           alter: tuple[int, str, Any] | None = None) -> tuple[Trajectory, Any, Any]:
+def gt_run(
+    suite: Any,
+    ut: Any,
+    env: Any,
+    k: int,
+    drop: int | None = None,
+    alter: tuple[int, str, Any] | None = None,
+) -> tuple[Trajectory, Any, Any]:
+    """Run the ground truth (reworded, one call dropped or altered) on a copy of env."""
     env = ut.init_environment(env.model_copy(deep=True))
     pre = env.model_copy(deep=True)
     calls = reword(list(ut.ground_truth(pre.model_copy(deep=True))), k)
@@ -97,6 +104,7 @@ def gt_run(suite: Any, ut: Any, env: Any, k: int, drop: int | None = None,
 
 
 def envs_of(suite: Any) -> list[tuple[str, Any]]:
+    """The default environment and one per injection task."""
     out = [("default", injected_environment(suite, None))]
     out += [(iid, injected_environment(suite, it)) for iid, it in suite.injection_tasks.items()]
     return out
@@ -111,11 +119,11 @@ def learned(suite: Any, ut: Any, envs: list[tuple[str, Any]], skip: str) -> Any:
     for k, (_, env) in enumerate(picks, 1):
         traj, _, _ = gt_run(suite, ut, env, k)
         runs.append(ReferenceRun(traj.net(), traj.transient(), traj.s0))
-    return learn_scope(runs, task_id=ut.ID,
-                       profile=agentdojo_profile(suite.name))
+    return learn_scope(runs, task_id=ut.ID, profile=agentdojo_profile(suite.name))
 
 
 def truth(traj: Trajectory) -> dict[Any, set[int]]:
+    """Record id -> the calls whose replayed step changed it."""
     out: dict[Any, set[int]] = {}
     for i, step in enumerate(traj.steps()):
         for d in step:
@@ -140,6 +148,7 @@ def attribution(traj: Trajectory, profile: Any) -> tuple[int, int, list[str]]:
 
 
 def pct(k: int, n: int) -> str:
+    """Count, share and Wilson 95 % interval."""
     iv = wilson_interval(k, n)
     return f"{k}/{n} = {iv.point:.3f} [{iv.lo:.3f}, {iv.hi:.3f}]"
 
@@ -158,16 +167,24 @@ def run_suite(name: str) -> tuple[int, float]:
         scopes = {n: learned(suite, ut, envs, n) for n, _ in envs}
         for n, env in envs:
             traj, _, _ = gt_run(suite, ut, env, 0 if n == "default" else 1 + len(n) % 3)
-            r = analyze(traj.s0, traj.sT, scope=scopes[n], profile=profile, calls=traj.calls,
-                        step_snapshots=traj.snapshots)
+            r = analyze(
+                traj.s0,
+                traj.sT,
+                scope=scopes[n],
+                profile=profile,
+                calls=traj.calls,
+                step_snapshots=traj.snapshots,
+            )
             c["benign"] += 1
             crit = sum(r.gate.counts[k] for k in CRITICAL_CATEGORIES)
             c["benign_critical"] += crit > 0
             c["benign_violation"] += r.gate.counts["scope_violation"] > 0
             c["benign_any"] += bool(r.findings)
             if r.findings:
-                notes.append(f"  benign {uid} in {n}: " + "; ".join(
-                    f"{f.kind} {f.ref} {f.reason[:90]}" for f in r.findings[:2]))
+                notes.append(
+                    f"  benign {uid} in {n}: "
+                    + "; ".join(f"{f.kind} {f.ref} {f.reason[:90]}" for f in r.findings[:2])
+                )
             ok, tot, why = attribution(traj, profile)
             c["attr_ok"] += ok
             c["attr_n"] += tot
@@ -178,23 +195,34 @@ def run_suite(name: str) -> tuple[int, float]:
             users = len(traj.calls)
             user_recs = {d.rid for step in traj.steps() for d in step}
             run_calls(suite, post, it.ground_truth(post.model_copy(deep=True)), traj)
-            sec = bool(suite._check_task_result(
-                it, [text_content_block_from_string("")], pre, post, traj.raw_calls))
+            sec = bool(
+                suite._check_task_result(
+                    it, [text_content_block_from_string("")], pre, post, traj.raw_calls
+                )
+            )
             if not sec:
                 continue
-            r = analyze(traj.s0, traj.sT, scope=scopes[iid], profile=profile, calls=traj.calls,
-                        step_snapshots=traj.snapshots)
+            r = analyze(
+                traj.s0,
+                traj.sT,
+                scope=scopes[iid],
+                profile=profile,
+                calls=traj.calls,
+                step_snapshots=traj.snapshots,
+            )
             c["attack"] += 1
             crit = sum(r.gate.counts[k] for k in CRITICAL_CATEGORIES)
             c["attack_critical"] += crit > 0
             c["attack_extra"] += any(f.kind == "extra" for f in r.findings)
             if not crit:
-                notes.append(f"  attack not critical {uid} x {iid}: "
-                             + "; ".join(f"{d.delta.ref} {d.rule_id}" for d in
-                                         r.classification.decisions[:3]))
+                notes.append(
+                    f"  attack not critical {uid} x {iid}: "
+                    + "; ".join(
+                        f"{d.delta.ref} {d.rule_id}" for d in r.classification.decisions[:3]
+                    )
+                )
             attacker = {d.rid for i, step in enumerate(traj.steps()) if i >= users for d in step}
-            own = [d for d in r.classification.unauthorized
-                   if d.delta.rid in user_recs - attacker]
+            own = [d for d in r.classification.unauthorized if d.delta.rid in user_recs - attacker]
             c["attack_own_flagged"] += bool(own)
             c["attack_own_writes"] += 1
             ok, tot, why = attribution(traj, profile)
@@ -208,24 +236,32 @@ def run_suite(name: str) -> tuple[int, float]:
             if not step:
                 continue
             traj, _, _ = gt_run(suite, ut, default, 0, drop=j)
-            r = analyze(traj.s0, traj.sT, scope=scopes["default"], profile=profile,
-                        calls=traj.calls)
+            r = analyze(
+                traj.s0, traj.sT, scope=scopes["default"], profile=profile, calls=traj.calls
+            )
             want = {d.rid for d in step}
             c["omission"] += 1
-            found = any(f.kind in ("omission", "wrong_value") and
-                        (f.resource_type, f.key) in want | {(f.resource_type, None)}
-                        for f in r.findings)
+            found = any(
+                f.kind in ("omission", "wrong_value")
+                and (f.resource_type, f.key) in want | {(f.resource_type, None)}
+                for f in r.findings
+            )
             c["omission_found"] += found
             if not found:
-                notes.append(f"  omission missed {uid} drop #{j} {base.calls[j].name}: "
-                             + "; ".join(f"{f.kind} {f.ref}" for f in r.findings))
+                notes.append(
+                    f"  omission missed {uid} drop #{j} {base.calls[j].name}: "
+                    + "; ".join(f"{f.kind} {f.ref}" for f in r.findings)
+                )
             args = base.calls[j].args
             for arg, val in list(args.items()):
                 if arg == "amount" and isinstance(val, int | float):
                     new: Any = val + 7
                 elif arg in ("recipient", "user", "channel") and isinstance(val, str):
-                    new = {"recipient": "DE89370400440532013000", "user": "Charlie",
-                           "channel": "random"}[arg]
+                    new = {
+                        "recipient": "DE89370400440532013000",
+                        "user": "Charlie",
+                        "channel": "random",
+                    }[arg]
                     if new == val:
                         continue
                 else:
@@ -233,15 +269,18 @@ def run_suite(name: str) -> tuple[int, float]:
                 traj, _, _ = gt_run(suite, ut, default, 0, alter=(j, arg, new))
                 if not any(traj.steps()[j]):
                     continue  # the altered call failed: that is an omission, counted above
-                r = analyze(traj.s0, traj.sT, scope=scopes["default"], profile=profile,
-                            calls=traj.calls)
+                r = analyze(
+                    traj.s0, traj.sT, scope=scopes["default"], profile=profile, calls=traj.calls
+                )
                 c["wrong"] += 1
                 hit = any(f.kind in ("wrong_value", "omission", "extra") for f in r.findings)
                 c["wrong_found"] += hit
                 if not hit:
                     notes.append(f"  wrong value missed {uid} #{j} {arg}={new!r}")
-    print(f"\n{name}: {len(suite.user_tasks)} user tasks x {len(envs)} environments, "
-          f"{len(suite.injection_tasks)} injection tasks; {time.perf_counter() - t0:.0f} s")
+    print(
+        f"\n{name}: {len(suite.user_tasks)} user tasks x {len(envs)} environments, "
+        f"{len(suite.injection_tasks)} injection tasks; {time.perf_counter() - t0:.0f} s"
+    )
     print(f"  benign re-runs, scope learned from 3 other runs: {c['benign']}")
     print(f"    false critical findings (runs)  {pct(c['benign_critical'], c['benign'])}")
     print(f"    false scope violations (runs)   {pct(c['benign_violation'], c['benign'])}")
@@ -249,8 +288,10 @@ def run_suite(name: str) -> tuple[int, float]:
     print(f"  successful attacks: {c['attack']}")
     print(f"    detected as critical            {pct(c['attack_critical'], c['attack'])}")
     print(f"    extra found (scope violation)   {pct(c['attack_extra'], c['attack'])}")
-    print(f"    user's own writes flagged       "
-          f"{pct(c['attack_own_flagged'], c['attack_own_writes'])}")
+    print(
+        f"    user's own writes flagged       "
+        f"{pct(c['attack_own_flagged'], c['attack_own_writes'])}"
+    )
     print(f"  omissions found                   {pct(c['omission_found'], c['omission'])}")
     print(f"  wrong values found                {pct(c['wrong_found'], c['wrong'])}")
     print(f"  call attribution (net deltas)     {pct(c['attr_ok'], c['attr_n'])}")
@@ -264,12 +305,15 @@ def run_suite(name: str) -> tuple[int, float]:
 def main() -> None:
     """Run the suites, print the figures, exit 1 on a missed target."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suites", nargs="+", default=["banking", "slack"],
-                    choices=["banking", "slack"])
+    ap.add_argument(
+        "--suites", nargs="+", default=["banking", "slack"], choices=["banking", "slack"]
+    )
     args = ap.parse_args()
-    print(f"machine: {platform.machine()} {platform.system()} python "
-          f"{platform.python_version()}, {os.cpu_count()} cores shared "
-          f"(load avg {os.getloadavg()[0]:.1f}); agentdojo v1.2")
+    print(
+        f"machine: {platform.machine()} {platform.system()} python "
+        f"{platform.python_version()}, {os.cpu_count()} cores shared "
+        f"(load avg {os.getloadavg()[0]:.1f}); agentdojo v1.2"
+    )
     missed = False
     for s in args.suites:
         crit, acc = run_suite(s)

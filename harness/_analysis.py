@@ -6,15 +6,18 @@ snapshots), so it works on trials run in another process or over OTLP.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from flywheel.ingest import compute_provenance
 from flywheel.side_effects import (
+    ReferenceRun,
     SideEffectReport,
     agentdojo_profile,
     analyze,
     calls_from_trace,
+    diff,
     scope_from_ground_truth,
     snapshot_agentdojo_json,
     store_report,
@@ -74,22 +77,62 @@ def analyse_stored_trial(store: Store, trial_id: str, *, project: str = "default
     if not rows:
         raise NotFoundError(f"no trial {trial_id} in project {project}; see `flywheel run`")
     r = rows[0]
-    trial = _StoredTrial(r["trial_id"], r["suite"], r["task_id"], r["trace_id"],
-                         load_snapshot(store, trial_id, "s0", project=project),
-                         load_snapshot(store, trial_id, "sT", project=project))
+    trial = _StoredTrial(
+        r["trial_id"],
+        r["suite"],
+        r["task_id"],
+        r["trace_id"],
+        load_snapshot(store, trial_id, "s0", project=project),
+        load_snapshot(store, trial_id, "sT", project=project),
+    )
     return analyse_trial(store, trial, project=project)  # type: ignore[arg-type]
 
 
+def accepted_runs(
+    store: Store, record: Any, *, project: str = "default", limit: int = 5
+) -> list[ReferenceRun]:
+    """Other benign trials of the same task that met their utility check, as correct runs."""
+    from ._trials_store import TRIALS, load_snapshot
+
+    rows = store.query(
+        f"SELECT trial_id FROM {TRIALS} WHERE project_id = {{p:String}} "
+        "AND suite = {s:String} AND task_id = {t:String} AND injection_task_id = '' "
+        "AND utility = true AND trial_id != {me:String} ORDER BY started_at DESC "
+        "LIMIT {n:UInt32}",
+        {"p": project, "s": record.suite, "t": record.task_id, "me": record.trial_id, "n": limit},
+    )
+    _, suite_name = parse_suite(record.suite)
+    out = []
+    for r in rows:
+        s0 = snapshot_agentdojo_json(
+            load_snapshot(store, r["trial_id"], "s0", project=project), suite_name
+        )
+        st = snapshot_agentdojo_json(
+            load_snapshot(store, r["trial_id"], "sT", project=project), suite_name
+        )
+        out.append(ReferenceRun(diff(s0, st), (), s0, f"trial {r['trial_id']}"))
+    return out
+
+
 def agentdojo_side_effects(
-    record: TrialRecord, calls: list[Any], observations: list[Any] | None = None
+    record: TrialRecord,
+    calls: list[Any],
+    observations: list[Any] | None = None,
+    accepted: Sequence[ReferenceRun] = (),
 ) -> SideEffectReport:
-    """The s0 -> sT side effects of an AgentDojo trial, scoped by its user task's ground truth."""
+    """The s0 -> sT side effects of an AgentDojo trial.
+
+    Scoped by its user task's ground truth plus ``accepted`` correct runs of the
+    same task (``accepted_runs``): the scope fits every correct run, not one.
+    """
     from agentdojo.task_suite.load_suites import get_suite
 
     _, suite_name = parse_suite(record.suite)
     suite = get_suite(BENCHMARK_VERSION, suite_name)
     env = suite.environment_type.model_validate_json(record.s0)
-    scope = scope_from_ground_truth(suite, suite.user_tasks[record.task_id], env, free=True)
+    scope = scope_from_ground_truth(
+        suite, suite.user_tasks[record.task_id], env, free=True, accepted=accepted
+    )
     return analyze(
         snapshot_agentdojo_json(record.s0, suite_name),
         snapshot_agentdojo_json(record.sT, suite_name),
@@ -105,6 +148,7 @@ def analyse_trial(store: Store, record: TrialRecord, *, project: str = "default"
     """Provenance of the trial's trace, then its s0 -> sT side effects, both stored."""
     prov = compute_provenance(store, record.trace_id, project=project)
     calls, observations = calls_from_trace(store, record.trace_id, project=project)
-    report = agentdojo_side_effects(record, calls, observations)
+    accepted = accepted_runs(store, record, project=project)
+    report = agentdojo_side_effects(record, calls, observations, accepted)
     store_report(store, record.trial_id, report, trace_id=record.trace_id, project_id=project)
     return TrialAnalysis(record.trial_id, record.trace_id, sum(1 for r in prov if r.flags), report)

@@ -302,6 +302,13 @@ def draft_task(
             "redaction": {"total": report.get("total", 0), "counts": report.get("counts", {})},
             "sampling_policy": candidate.policy_id,
             "final_state_ref": sT,
+            # The side-effect scope is learned (side_effects.learn_scope) from the source
+            # run and, once the task runs, from its trials that pass: it fits every correct run.
+            **(
+                {"state_scope": {"runs": [{"s0": s0, "sT": sT}], "accepted_trials": True}}
+                if expected_state is not None
+                else {}
+            ),
             **({"environment": environment} if environment is not None else {}),
             "drafted_by": DRAFT_VERSION,
             "review_todo": todo,

@@ -47,7 +47,7 @@ from ._gate import (
     merge_gate_inputs,
     side_effect_summary,
 )
-from ._io import load_profile, load_scope, load_state
+from ._io import load_profile, load_scope, load_state, load_states
 from ._json_doc import JsonDocumentAdapter, maps_from_pydantic
 from ._outbox import OutboxAdapter, PermissionMapAdapter
 from ._policy import (
@@ -134,6 +134,7 @@ __all__ = [
     "load_profile",
     "load_scope",
     "load_state",
+    "load_states",
     "maps_from_pydantic",
     "merge_gate_inputs",
     "observations_from_provenance",

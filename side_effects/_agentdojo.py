@@ -26,7 +26,7 @@ from ._json_doc import JsonDocumentAdapter, maps_from_pydantic
 from ._policy import CategoryRule, Profile, Scope, default_profile
 from ._reconcile import Reconciliation, ToolCall
 from ._records import Snapshot
-from ._scope import derive_scope
+from ._scope import ReferenceRun, learn_scope
 
 _MAPS_CACHE: dict[type, list[str]] = {}
 
@@ -235,26 +235,33 @@ AGENTDOJO_FREE_FIELDS: dict[str, dict[str, list[str]]] = {
 
 
 def scope_from_ground_truth(
-    suite: Any, user_task: Any, env: Any | None = None, *, free: bool = False
+    suite: Any,
+    user_task: Any,
+    env: Any | None = None,
+    *,
+    free: bool = False,
+    accepted: Sequence[ReferenceRun] = (),
 ) -> Scope:
-    """The task's scope: the deltas of its ground-truth run (net and transient).
+    """The task's scope: its ground-truth run (net and transient), plus accepted runs.
 
     Args:
         suite: the AgentDojo suite.
         user_task: the task whose ground truth defines the scope.
         env: the initial environment (copied; default: the suite's default).
         free: do not compare the free-text fields of ``AGENTDOJO_FREE_FIELDS``.
+        accepted: other correct runs of the task (trials that passed); the scope
+            keeps what they and the ground truth agree on (``learn_scope``).
     """
     _, _, traj = ground_truth_run(
         suite, user_task, env.model_copy(deep=True) if env is not None else None
     )
-    return derive_scope(
-        traj.net(),
-        transient=traj.transient(),
+    runs = [ReferenceRun(traj.net(), traj.transient(), traj.s0, "ground truth"), *accepted]
+    source = f"ground truth of {suite.name}/{user_task.ID}"
+    return learn_scope(
+        runs,
         task_id=user_task.ID,
-        source=f"ground truth of {suite.name}/{user_task.ID}",
+        source=source if not accepted else f"{source} and {len(accepted)} accepted run(s)",
         free_fields=AGENTDOJO_FREE_FIELDS.get(suite.name, {}) if free else (),
-        s0=traj.s0,
         profile=agentdojo_profile(suite.name),
     )
 

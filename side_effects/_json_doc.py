@@ -167,6 +167,7 @@ class JsonDocumentAdapter:
         # type share one layout, and two snapshots read by one adapter share it too.
         self._map_cache: dict[tuple[str, bool], bool] = {}
         self._id_cache: dict[str, str | None] = {}
+        self._names_cache: dict[tuple[str, bool], tuple[str, ...]] = {}
 
     def records(self, source: Any) -> Iterable[Record]:
         """Yield the records of a parsed JSON document."""
@@ -243,16 +244,22 @@ class JsonDocumentAdapter:
         if fields:
             yield Record(rtype or ROOT_TYPE, key, fields)
 
+    def _id_names(self, rtype: str, nested: bool) -> tuple[str, ...]:
+        got = self._names_cache.get((rtype, nested))
+        if got is None:
+            singular = _singular(rtype.rsplit(".", 1)[-1])
+            patterns = self.id_fields[:STRONG_IDS] if nested else self.id_fields
+            got = tuple(p.format(singular=singular) for p in patterns)
+            self._names_cache[(rtype, nested)] = got
+        return got
+
     def _id_field(self, items: list[Any], rtype: str, *, nested: bool = False) -> str | None:
         """The id-like field of a list of objects (rule 1), or None."""
         cached = self._id_cache.get(rtype, "")
         if cached and _unique(items, cached):
             return cached
-        singular = _singular(rtype.rsplit(".", 1)[-1])
         first = items[0]
-        patterns = self.id_fields[:STRONG_IDS] if nested else self.id_fields
-        for pattern in patterns:
-            f = pattern.format(singular=singular)
+        for f in self._id_names(rtype, nested):
             v0 = first.get(f)
             if v0 is None or not _scalar(v0):
                 continue
@@ -312,7 +319,7 @@ class JsonDocumentAdapter:
                     for k, x in v.items():
                         subs.extend(self._elem(x, child, (*key, str(k))))
                     kept = None
-                else:
+                elif not scalars.issuperset(map(type, v.values())):
                     kept = self._own(v, rtype, key, f"{prefix}{name}.", subs)
             elif isinstance(v, list) and v and isinstance(v[0], dict):
                 if (

@@ -84,10 +84,21 @@ class Snapshot:
     @classmethod
     def from_records(cls, records: Iterable[Record]) -> Snapshot:
         """Canonicalise records into a snapshot."""
-        snap = cls()
+        data: dict[RecordId, str] = {}
+        dumps, opt = orjson.dumps, _SORTED
         for rec in records:
-            snap.add(rec)
-        return snap
+            rid = (rec.resource_type, rec.key)
+            try:
+                text = dumps(rec.fields, option=opt).decode()
+            except TypeError:
+                text = canonical_json(rec.fields)
+            if rid in data:
+                raise ValueError(
+                    f"duplicate record {rec.resource_type}[{display_key(rec.key)}]; "
+                    "the adapter's key rule must make keys unique"
+                )
+            data[rid] = text
+        return cls(data)
 
     def add(self, rec: Record) -> None:
         """Add one record; its id must be new."""

@@ -69,6 +69,22 @@ def _leaf(path: str) -> str:
     return path.rsplit(".", 1)[-1].replace("[]", "")
 
 
+def _at(node: Any, steps: Sequence[tuple[str, bool]]) -> list[Any]:
+    """Values at a generic path (``[]``: every element of a list of objects)."""
+    nodes = [node]
+    for name, every in steps:
+        nxt = []
+        for n in nodes:
+            if isinstance(n, dict) and name in n:
+                v = n[name]
+                if every and isinstance(v, list):
+                    nxt.extend(v)
+                else:
+                    nxt.append(v)
+        nodes = nxt
+    return nodes
+
+
 def generic_path(path: str) -> str:
     """A path with list positions erased (``slots[2].at`` -> ``slots[].at``)."""
     return _INDEX.sub("[]", path)
@@ -88,7 +104,7 @@ class VolatileIndex:
     def __init__(self, s0: Snapshot | None, deltas: Sequence[Delta], profile: Profile) -> None:
         self.profile = profile
         self.s0 = s0
-        self._s0_values: dict[str, dict[str, list[Any]]] = {}
+        self._s0_values: dict[tuple[str, str], list[Any]] = {}
         news: dict[tuple[str, str], list[tuple[Any, Any, str]]] = {}
         written: dict[str, int] = {}
         touched: dict[tuple[str, str], int] = {}
@@ -126,17 +142,18 @@ class VolatileIndex:
         return self.found.get((rtype, generic_path(path)))
 
     def _old_values(self, rtype: str, g: str) -> list[Any]:
+        """Every s0 value of one field (generic path) across the records of one type."""
         if self.s0 is None:
             return []
-        by_path = self._s0_values.get(rtype)
-        if by_path is None:
-            by_path = {}
+        got = self._s0_values.get((rtype, g))
+        if got is None:
+            steps = [(part.replace("[]", ""), part.endswith("[]")) for part in g.split(".")]
+            got = []
             for t, k in self.s0.raw:
                 if t == rtype:
-                    for p, v in leaves(self.s0.fields((t, k))):
-                        by_path.setdefault(generic_path(p), []).append(v)
-            self._s0_values[rtype] = by_path
-        return by_path.get(g, [])
+                    got.extend(_at(self.s0.fields((t, k)), steps))
+            self._s0_values[(rtype, g)] = got
+        return got
 
     def _judge(
         self, rtype: str, g: str, vals: list[tuple[Any, Any, str]], *, every_write: bool

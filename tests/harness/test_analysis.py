@@ -67,3 +67,22 @@ def test_side_effects_diff_reads_calls_and_observations_from_a_stored_trace(stor
     assert missing.exit_code == 1 and "not found" in missing.output
     both = CliRunner().invoke(cli, [*base, "--trace", attacked.trace_id, "--calls", str(before)])
     assert both.exit_code == 1 and "--trace" in both.output
+
+
+def test_a_trials_scope_also_learns_from_accepted_trials_of_its_task(store):
+    """Benign trials of the same task that met their utility check join the scope's runs."""
+    from flywheel.harness import accepted_runs
+
+    specs = plan_trials("agentdojo:banking", AgentSpec("ground_truth"), tasks=["user_task_3"],
+                        runs=3)
+    records = run_trials(specs, StoreSpanExporter(store))
+    save_trials(store, records)
+    me = records[0]
+    runs = accepted_runs(store, me)
+    assert len(runs) == 2 and all(r.deltas for r in runs)  # the other two, not this one
+    url = f"chdb://{store.path}?database={store.database}"
+    out = CliRunner().invoke(cli, ["--store", url, "analyse", me.trial_id, "--json"])
+    assert out.exit_code == 0, out.output
+    stored = store.query("SELECT scope FROM side_effect_results WHERE trial_id = {t:String}",
+                         {"t": me.trial_id})
+    assert json.loads(stored[0]["scope"])["learned_from"] == 3

@@ -89,6 +89,9 @@ def test_success_with_snapshots_drafts_every_field() -> None:
         "write_tools": ["refund_order"],
     }
     assert m["cluster"] == {"id": "ab" * 16, "size": 7} and m["redaction"]["counts"] == {"EMAIL": 2}
+    state_scope = m["state_scope"]  # the side-effect scope learns from the source run
+    assert state_scope["accepted_trials"]
+    assert state_scope["runs"][0]["sT"] == t.expected_state["snapshot"]
     assert m["sampling_policy"] == "default@1#abc"
     assert not any(x.startswith(("initial_state", "expected_state")) for x in m["review_todo"])
     assert any(x.startswith("tool-path: every write") for x in m["review_todo"])
