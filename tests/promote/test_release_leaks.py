@@ -96,6 +96,9 @@ FIELDS: dict[str, str] = {
     "$.metadata.redaction.counts.*": "derived",
     "$.metadata.sampling_policy": "derived",
     "$.metadata.final_state_ref": "redacted",
+    "$.metadata.state_scope.runs[].s0": "redacted",  # the same refs as initial_state
+    "$.metadata.state_scope.runs[].sT": "redacted",  # and final_state_ref
+    "$.metadata.state_scope.accepted_trials": "derived",
     "$.metadata.environment.*": "redacted",
     "$.metadata.drafted_by": "derived",
     "$.metadata.review_todo[]": "derived",
