@@ -78,9 +78,21 @@ def make_body(seed: int, n: int) -> bytes:
     return req.SerializeToString()
 
 
-def client_proc(url: str, clients: int, seconds: float, spans: int, first_seed: int, out: mp.Queue) -> None:
+def template(workload: str, seed: int, spans: int) -> Template:
+    """A request of ``spans`` spans of ``workload`` ('genai' or 'agents') to render per send."""
+    if workload == "agents":
+        from _otlp_agents import agent_body
+
+        body, trace_ids, span_ids = agent_body(seed, spans)
+        return Template(body, trace_ids, span_ids)
+    return Template(make_body(seed, spans), [seed.to_bytes(16, "big")],
+                    [(seed * 10_000 + i + 1).to_bytes(8, "big") for i in range(spans)])
+
+
+def client_proc(url: str, clients: int, seconds: float, spans: int, first_seed: int, out: mp.Queue,
+                workload: str = "genai") -> None:
     """Send pre-built bodies from ``clients`` threads for ``seconds``; report latencies."""
-    pool = [Template(make_body(first_seed + i, spans), first_seed + i, spans) for i in range(clients * 4)]
+    pool = [template(workload, first_seed + i, spans) for i in range(clients * 4)]
     results: list[tuple[float, int, int]] = []  # (latency, status, spans)
     lock = threading.Lock()
     deadline = time.perf_counter() + seconds
@@ -121,18 +133,18 @@ class Template:
     client's CPU (which shares the machine with the server) near zero.
     """
 
-    def __init__(self, body: bytes, seed: int, n: int) -> None:
+    def __init__(self, body: bytes, trace_ids: list[bytes], span_ids: list[bytes]) -> None:
         self.body = bytes(body)
-        self.n = n
-        self.trace_at = _find_all(self.body, seed.to_bytes(16, "big"))
-        self.span_at = [_find_all(self.body, (seed * 10_000 + i + 1).to_bytes(8, "big")) for i in range(n)]
+        self.trace_at = [_find_all(self.body, t) for t in trace_ids]
+        self.span_at = [_find_all(self.body, s) for s in span_ids]
 
     def render(self, seed: int) -> bytes:
-        """The template with trace id ``seed`` and span ids derived from it."""
+        """The template with trace and span ids derived from ``seed`` (unique per seed)."""
         out = bytearray(self.body)
-        tid = seed.to_bytes(16, "big")
-        for at in self.trace_at:
-            out[at:at + 16] = tid
+        for k, ats in enumerate(self.trace_at):
+            tid = (seed * 1000 + k + 1).to_bytes(16, "big")
+            for at in ats:
+                out[at:at + 16] = tid
         for i, ats in enumerate(self.span_at):
             sid = (seed * 10_000 + i + 1).to_bytes(8, "big")
             for at in ats:
@@ -148,10 +160,15 @@ def _find_all(hay: bytes, needle: bytes) -> list[int]:
     return out
 
 
-def run_load(url: str, clients: int, seconds: float, spans: int, first_seed: int = 10) -> dict:
-    """Drive ``url`` (an OTLP/HTTP traces endpoint) and summarise what was acknowledged."""
+def run_load(url: str, clients: int, seconds: float, spans: int, first_seed: int = 10,
+             workload: str = "genai") -> dict:
+    """Drive ``url`` (an OTLP/HTTP traces endpoint) and summarise what was acknowledged.
+
+    ``workload``: 'genai' (``make_body``) or 'agents' (``_otlp_agents``, whole
+    agent traces, independent of the decoder's development).
+    """
     q: mp.Queue = mp.Queue()
-    p = mp.Process(target=client_proc, args=(url, clients, seconds, spans, first_seed, q))
+    p = mp.Process(target=client_proc, args=(url, clients, seconds, spans, first_seed, q, workload))
     p.start()
     elapsed, results = q.get()
     p.join()

@@ -1,7 +1,10 @@
 """Ingest benchmark: concurrent OTLP/protobuf clients against ``flywheel serve``.
 
-Workload: realistic GenAI spans (chat and execute_tool spans with messages,
-tool arguments and results, usage; about 1 KB of attributes each) in requests
+Workload (--workload): ``agents`` (default), whole agent traces of 20 spans
+with every attribute value kind, several services and languages per request
+(bench/_otlp_agents.py, about 1.1 KB of attributes per span, written and
+frozen before the native decoder); ``genai``, one flat trace of string-valued
+chat and execute_tool spans (about 1 KB of attributes each); in requests
 of --spans-per-request, sent by --clients concurrent connections from a
 separate client process over loopback to a server on the embedded chDB store.
 The server starts as production does (``flywheel serve``, decode pool of
@@ -32,7 +35,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _otlp_load import _free_port, make_body, run_load  # noqa: E402
+from _otlp_load import _free_port, run_load, template  # noqa: E402
 
 
 def _status_kib(pid: int, field: str) -> int:
@@ -44,6 +47,18 @@ def _status_kib(pid: int, field: str) -> int:
     except OSError:
         pass
     return 0
+
+
+def _cpu_s(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids`` so far (from /proc/PID/stat)."""
+    total = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _tree(pid: int) -> list[int]:
@@ -88,6 +103,10 @@ def main() -> None:
     ap.add_argument("--decode-workers", type=int, default=1,
                     help="decode pool size, as `flywheel serve --decode-workers` "
                          "(0 = in the receiver)")
+    ap.add_argument("--workload", choices=["agents", "genai"], default="agents",
+                    help="agents: whole agent traces of 20 spans, every value kind, several "
+                         "services (bench/_otlp_agents.py, frozen before the native decoder); "
+                         "genai: one flat trace of string-valued GenAI spans per request")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLYWHEEL_")}
@@ -109,11 +128,12 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        sample = make_body(1, args.spans_per_request)
+        sample = template(args.workload, 1, args.spans_per_request).body
         idle_kib = sum(_status_kib(p, "VmRSS") for p in _tree(server.pid))
+        cpu_before = _cpu_s(_tree(server.pid))
         sampler.start()
         load = run_load(f"http://127.0.0.1:{port}/v1/traces", args.clients, args.seconds,
-                        args.spans_per_request)
+                        args.spans_per_request, workload=args.workload)
         acked = load["acked_spans"]
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         t_flush = time.perf_counter()
@@ -122,6 +142,7 @@ def main() -> None:
             metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         sampler.stop()
         procs = _tree(server.pid)
+        cpu = _cpu_s(procs) - cpu_before
         hwm = {p: _status_kib(p, "VmHWM") for p in procs}
         memory = {
             "rss_idle_mib": round(idle_kib / 1024, 1),
@@ -130,6 +151,7 @@ def main() -> None:
             "peak_rss_children_mib": [round(hwm[p] / 1024, 1) for p in procs[1:]],
         }
         load_after = os.getloadavg()
+        memory["server_cpu_us_per_span"] = round(cpu * 1e6 / max(load["acked_spans"], 1), 1)
     finally:
         sampler.stop()
         server.send_signal(signal.SIGTERM)
@@ -141,7 +163,8 @@ def main() -> None:
                          text=True, check=True).stdout.split()
     stored, dupes = int(out[0]), int(out[1])
     figures = {
-        "workload": f"{args.clients} clients x {args.spans_per_request} GenAI spans/request "
+        "workload": f"{args.workload}: {args.clients} clients x {args.spans_per_request} "
+                    f"spans/request "
                     f"(~{len(sample) // args.spans_per_request} B/span protobuf), {args.seconds}s",
         "machine": f"{os.cpu_count()} cores, loopback, chDB embedded store",
         "decode_workers": args.decode_workers,

@@ -1,7 +1,8 @@
 """Side by side: the same OTLP/protobuf GenAI workload against trace-flywheel
 and Arize Phoenix, both on loopback, in one run.
 
-Workload: bench/_otlp_load.py (about 1 KB of GenAI attributes per span,
+Workload: bench/_otlp_load.py (--workload agents: whole agent traces from
+bench/_otlp_agents.py; genai: flat GenAI traces; about 1 KB of attributes per span,
 --spans-per-request per request, --clients concurrent connections from a
 separate client process, --seconds each). Each server gets the same load in
 turn on its default local store (flywheel: embedded chDB; Phoenix: its
@@ -58,7 +59,7 @@ def bench_flywheel(args: argparse.Namespace, tmp: Path) -> dict:
     try:
         _wait_ready(f"http://127.0.0.1:{port}/readyz", proc)
         load = run_load(f"http://127.0.0.1:{port}/v1/traces", args.clients, args.seconds,
-                        args.spans_per_request, first_seed=10)
+                        args.spans_per_request, first_seed=10, workload=args.workload)
         deadline = time.time() + 120
         while time.time() < deadline:
             if "flywheel_ingest_wal_lag_bytes 0.0\n" in httpx.get(f"http://127.0.0.1:{port}/metrics").text:
@@ -86,7 +87,7 @@ def bench_phoenix(args: argparse.Namespace, tmp: Path) -> dict:
     try:
         _wait_ready(f"http://127.0.0.1:{port}/healthz", proc)
         load = run_load(f"http://127.0.0.1:{port}/v1/traces", args.clients, args.seconds,
-                        args.spans_per_request, first_seed=5_000)
+                        args.spans_per_request, first_seed=5_000, workload=args.workload)
         stored, last, stable_since = 0, -1, time.time()
         deadline = time.time() + args.drain_seconds
         while time.time() < deadline:  # give its queue the time to drain
@@ -121,6 +122,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--spans-per-request", type=int, default=500)
     ap.add_argument("--drain-seconds", type=float, default=120)
+    ap.add_argument("--workload", choices=["agents", "genai"], default="agents",
+                    help="as bench/ingest_throughput.py --workload")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if not Path(args.phoenix).exists():
@@ -129,7 +132,8 @@ def main() -> None:
     fw = bench_flywheel(args, tmp)
     ph = bench_phoenix(args, tmp)
     out = {
-        "workload": f"{args.clients} clients x {args.spans_per_request} GenAI spans/request, "
+        "workload": f"{args.workload}: {args.clients} clients x {args.spans_per_request} "
+                    "spans/request, "
                     f"{args.seconds}s per server, OTLP/protobuf over loopback",
         "machine": f"{os.cpu_count()} cores, client and server on one machine",
         "flywheel": fw, "phoenix": ph,
