@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
-from flywheel import request_project
+from flywheel import request_project, requires
 
 from ._attributor import attribute_trace
 from ._store import read_attributions, save_attributions
@@ -64,6 +64,7 @@ def _attributions(store: Any, trace_id: str, project: str, recompute: bool) -> l
 @router.get(
     "/api/traces/{trace_id}/attribution",
     operation_id="get_trace_attribution",
+    dependencies=[requires("read")],
     summary="Failure attribution: category, surfaced and causal span, responsible agent, evidence.",
     response_model=TraceAttributions,
     responses={404: {"description": "unknown trace"}},

@@ -131,17 +131,19 @@ def leaked(planted: dict[str, Any], texts: str) -> bool:
 def _client(store: Any) -> Any:
     import httpx
 
-    from flywheel import Settings, create_app
+    from flywheel import Settings, create_app, create_key
 
     app = create_app(Settings(), store)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
+    key = create_key(store, "default", ["read", "review"], name="bench-reviewer")
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench",
+                             headers={"authorization": f"Bearer {key}"})
 
 
 async def _review_all(store: Any, evalset: str) -> tuple[dict[str, Any], list[Any]]:
     """Claim and approve every drafted candidate; return candidate responses by trace and queue pages."""
     responses: dict[str, Any] = {}
     pages: list[Any] = []
-    h = {"X-Flywheel-Reviewer": "bench-reviewer"}
+    h: dict[str, str] = {}  # the client's review key names the reviewer
     async with _client(store) as client:
         page = (await client.get("/api/promote/queue", params={"limit": 1000})).json()
         pages.append(page)

@@ -41,7 +41,9 @@ from ._graders import (
     grader_names,
     load_calibration,
     register_grader,
+    register_schema,
     resolve_pointer,
+    schema_names,
     trajectory_f1,
 )
 from ._report import render_markdown, write_report
@@ -137,6 +139,8 @@ __all__ = [
     "load_trials",
     "read_trials",
     "register_grader",
+    "register_schema",
+    "schema_names",
     "render_markdown",
     "resolve_pointer",
     "run_gate",

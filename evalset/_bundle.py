@@ -46,7 +46,7 @@ from flywheel.evalset._task import TASK_SCHEMA_VERSION, Task
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from flywheel import canonical_json as _canonical
-from flywheel import sha256_hex
+from flywheel import record_audit, sha256_hex
 from flywheel.errors import NotFoundError, UserError
 
 FORMAT = "flywheel-evalset"
@@ -817,4 +817,25 @@ def release_from_store(
     )
     if result.created:
         record_release(store, result, read_tasks(result.path), project=project)
+        store.insert(
+            "evalset_releases",
+            {
+                "project_id": [project],
+                "evalset": [name],
+                "version": [result.version],
+                "parent": [result.manifest.parent or ""],
+                "sequence": [result.manifest.sequence],
+                "tasks": [len(result.manifest.tasks)],
+                "released_by": [released_by],
+                "released_at": [time.time_ns()],
+            },
+        )
+        record_audit(
+            store,
+            "evalset.release",
+            actor=released_by,
+            project=project,
+            target=f"{name}@{result.version}",
+            detail={"parent": result.manifest.parent, "tasks": len(result.manifest.tasks)},
+        )
     return result

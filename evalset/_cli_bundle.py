@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import getpass
-
 import click
 
+from flywheel import local_identity
 from flywheel._clikit import CliContext, echo_json, pass_cli
 from flywheel.errors import UserError
 
@@ -59,7 +58,7 @@ def release_cmd(
         name,
         project=obj.settings.project,
         max_held_out_uses=max_held_out_uses,
-        released_by=_user(),
+        released_by=local_identity(),
     )
     if as_json:
         echo_json(result.to_dict())
@@ -72,13 +71,6 @@ def release_cmd(
         f"held-out {d['splits'].get('held-out', 0)}; +{len(log['added'])} ~{len(log['changed'])} "
         f"-{len(log['removed'])}, retired {len(log['retired'])}) at {d['path']}"
     )
-
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return ""
 
 
 @evalset_group.command("export")
@@ -144,7 +136,7 @@ def exposure_cmd(
 
     r = _root(obj, root)
     status = (
-        record_exposure(r, ref, decision, by=_user(), configs=configs)
+        record_exposure(r, ref, decision, by=local_identity(), configs=configs)
         if decision is not None
         else exposure_status(r, ref)
     )

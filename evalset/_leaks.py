@@ -104,7 +104,7 @@ def stored_exceptions(store: Any, name: str, *, project: str = "default") -> lis
     """The exceptions reviewers recorded for eval set ``name`` (append-only review events)."""
     rows = store.query(
         "SELECT event_id, reviewer, reason, toUnixTimestamp64Nano(created_at) AS at"
-        " FROM promote_review_events WHERE project_id = {p:String} AND kind = {k:String}"
+        " FROM review_events WHERE project_id = {p:String} AND kind = {k:String}"
         " ORDER BY created_at, event_id",
         {"p": project, "k": EXCEPTION_KIND},
     )

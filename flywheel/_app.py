@@ -4,7 +4,8 @@ Like the CLI entry, this is the one place that gathers every package: each
 package in ``API_PACKAGES`` has ``flywheel.<package>._api`` with ``router``
 (an ``APIRouter``) and optionally ``lifespan(app)`` (an async context manager
 for its background work). Errors of the exception tree become ``{"error": {"type", "message"}}``
-with the error's HTTP status, in one handler.
+with the error's HTTP status, in one handler, secrets masked. Every route
+declares its scopes (``flywheel._authz``); the app is not built otherwise.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from . import __version__
-from ._auth import AuthMiddleware, KeyCache
+from ._auth import KeyCache
+from ._authz import AuthMiddleware, check_routes
 from ._config import Settings
+from ._secrets import install_log_masking, mask, register_secret
 from ._store import Store, open_store
 from .errors import FlywheelError, OverloadedError
 
@@ -34,12 +37,15 @@ def _api_modules() -> list[ModuleType]:
 
 def error_body(exc: FlywheelError) -> dict[str, dict[str, str]]:
     """The one JSON shape of every error the API returns."""
-    return {"error": {"type": type(exc).__name__, "message": exc.message}}
+    return {"error": {"type": type(exc).__name__, "message": mask(exc.message)}}
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
     """Build the platform's app over ``store`` (opened from ``settings`` if absent)."""
     settings = settings or Settings()
+    install_log_masking()
+    if settings.admin_token is not None:
+        register_secret(settings.admin_token.get_secret_value())
     owns_store = store is None
     if store is None:
         store = open_store(settings.store, cluster=settings.cluster, otel_table=settings.otel_table)
@@ -76,12 +82,16 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
-        body = {"error": {"type": "UserError", "message": f"{where}: {first.get('msg', 'invalid')}"}}
+        message = mask(f"{where}: {first.get('msg', 'invalid')}")
+        body = {"error": {"type": "UserError", "message": message}}
         return JSONResponse(body, status_code=400)
 
+    from ._api_admin import router as admin_router
+
+    app.include_router(admin_router)
     for module in modules:
         app.include_router(module.router)
+    check_routes(app)
     app.state.key_cache = KeyCache(store)
-    app.add_middleware(AuthMiddleware, cache=app.state.key_cache, default_project=settings.project,
-                       required=settings.auth_required)
+    app.add_middleware(AuthMiddleware, cache=app.state.key_cache, settings=settings)
     return app

@@ -7,8 +7,9 @@ every field documented, so ``flywheel config --json`` is the reference.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_STORE = "chdb:///./.flywheel/store"
@@ -82,10 +83,18 @@ class Settings(BaseSettings):
         description="Span table; point it at an existing collector-written otel_traces table.",
     )
     project: str = Field("default", description="Project id stamped on ingested spans.")
-    auth_required: bool = Field(
-        False,
-        description="Require a project API key on every request even before any key exists "
-        "(auth is on anyway once a key exists).",
+    auth: Literal["auto", "required", "off"] = Field(
+        "auto",
+        description="auto: a key with the right scope on every request; until the first key "
+        "exists, loopback clients only (acting as the server's OS user). required: a key from "
+        "every client, loopback too. off: no authentication at all (explicit opt-out; "
+        "`flywheel serve` warns).",
+    )
+    admin_token: SecretStr | None = Field(
+        None,
+        description="A bootstrap admin credential (from a secret, at least 32 characters): "
+        "`Authorization: Bearer TOKEN` acts as `admin-token` with the admin scope, to create "
+        "the first keys over the API.",
     )
     cluster: str | None = Field(
         None, description="ClickHouse cluster name: Replicated tables ON CLUSTER + Distributed."

@@ -14,9 +14,22 @@ and a cluster:
 
 Cluster mode also puts a ``Distributed`` table in front of every table: the
 replicated data lives in ``NAME_local`` on each shard, ``NAME`` routes
-inserts (sharded by trace id where the table has one, so a trace stays on one
-shard and its views stay complete) and fans reads out. Materialized views
-read and write the local tables, so normalisation runs on each shard.
+inserts and fans reads out. Materialized views read and write the local
+tables, so normalisation runs on each shard. Where a row goes:
+
+- a table with a trace id (``TraceId`` / ``trace_id``) is sharded by it, so
+  a trace stays on one shard and its views stay complete (unless it is a
+  ``Replacing`` table whose sorting key does not hold the trace id, below);
+- a ``Replacing*MergeTree`` is sharded by its sorting key: the rows that
+  replace each other meet on one shard, which is where ``FINAL`` collapses
+  them (``FINAL`` through a ``Distributed`` table works shard by shard);
+- a small control table marked ``{{EVERY_NODE}}`` (keys, the audit log,
+  review events, releases) is not distributed at all: one ``Replicated``
+  table per node in a single replication group spanning every shard
+  (Keeper path ``EVERY_NODE_PATH``), so each server reads a complete local
+  copy and a row written on any node reaches every node;
+- any other (append-only) table is spread by ``rand()``: its reads never
+  depend on where a row is.
 """
 
 from __future__ import annotations
@@ -43,6 +56,9 @@ PACKAGES: tuple[str, ...] = (
 )
 
 _ENGINE = re.compile(r"\{\{(\w*MergeTree)(?:\((.*?)\))?\}\}")
+EVERY_NODE = "{{EVERY_NODE}}"
+#: Keeper path of a table replicated on every node: one group, no ``{shard}``.
+EVERY_NODE_PATH = "/clickhouse/tables/all/{database}/{table}"
 _FILE = re.compile(r"^(\d{3,})_[\w-]+\.sql$")
 
 LEDGER_DDL = """
@@ -101,15 +117,23 @@ def package_migrations(package: str) -> list[Migration]:
 
 
 def render(sql: str, *, cluster: str | None, otel_table: str = "otel_traces") -> str:
-    """Expand the placeholders of a migration for a single node or a cluster."""
+    """Expand the placeholders of a migration (or one statement) for a single node or a cluster.
+
+    In cluster mode a statement marked ``{{EVERY_NODE}}`` gets its engine's
+    Keeper path and replica name spelled out (``EVERY_NODE_PATH``), which is
+    what ``cluster_statements`` recognises.
+    """
+    every = cluster is not None and EVERY_NODE in sql
 
     def engine(m: re.Match[str]) -> str:
         name, args = m.group(1), m.group(2)
         if cluster:
             name = f"Replicated{name}"
+            if every:
+                args = ", ".join(a for a in (f"'{EVERY_NODE_PATH}'", "'{replica}'", args) if a)
         return f"{name}({args})" if args is not None else name
 
-    sql = _ENGINE.sub(engine, sql)
+    sql = _ENGINE.sub(engine, sql).replace(EVERY_NODE, "")
     sql = sql.replace("{{ON_CLUSTER}}", f"ON CLUSTER {cluster}" if cluster else "")
     return sql.replace("{{OTEL_TABLE}}", otel_table)
 
@@ -128,14 +152,11 @@ def cluster_statements(stmt: str, cluster: str, tables: set[str]) -> list[str]:
     m = _CREATE_TABLE.match(stmt)
     if m:
         name = m.group(1)
+        if f"'{EVERY_NODE_PATH}'" in stmt:
+            return [stmt]  # replicated on every node under its own name; nothing in front
         tables.add(name)
         local = f"{name}_local"
-        if re.search(r"\bTraceId String", stmt):
-            key = "cityHash64(TraceId)"
-        elif re.search(r"\btrace_id String", stmt):
-            key = "cityHash64(trace_id)"
-        else:
-            key = "rand()"
+        key = sharding_key(stmt)
         return [
             _CREATE_TABLE.sub(f"CREATE TABLE IF NOT EXISTS {local} ", stmt, count=1),
             f"CREATE TABLE IF NOT EXISTS {name} ON CLUSTER {cluster} AS {local} "
@@ -152,10 +173,26 @@ def cluster_statements(stmt: str, cluster: str, tables: set[str]) -> list[str]:
     return [stmt]
 
 
+_ORDER_BY = re.compile(r"\bORDER BY\s+(\([^()]*\)|\w+)", re.IGNORECASE)
+
+
+def sharding_key(stmt: str) -> str:
+    """The ``Distributed`` sharding expression of one rendered ``CREATE TABLE``."""
+    order = _ORDER_BY.search(stmt)
+    columns = [c.strip() for c in order.group(1).strip("()").split(",")] if order else []
+    trace = next((c for c in ("TraceId", "trace_id") if re.search(rf"\b{c} String", stmt)), None)
+    if re.search(r"ENGINE = \w*ReplacingMergeTree", stmt) and columns and trace not in columns:
+        return f"cityHash64({', '.join(columns)})"
+    if trace:
+        return f"cityHash64({trace})"
+    return "rand()"
+
+
 def migration_statements(mig: Migration, *, cluster: str | None, otel_table: str,
                          tables: set[str] | None = None) -> list[str]:
     """The statements a migration runs, for a single node or a cluster."""
-    stmts = split_statements(render(mig.sql, cluster=cluster, otel_table=otel_table))
+    stmts = [render(stmt, cluster=cluster, otel_table=otel_table)
+             for stmt in split_statements(mig.sql)]
     if not cluster:
         return stmts
     tables = tables if tables is not None else set()

@@ -17,9 +17,19 @@ import click
 from pydantic import ValidationError
 
 from . import __version__
-from ._auth import create_key, list_keys, revoke_key
+from ._audit import read_audit
+from ._auth import (
+    SCOPES,
+    auth_state,
+    create_key,
+    list_keys,
+    live_key_count,
+    local_identity,
+    revoke_key,
+)
 from ._clikit import CliContext, echo_json, pass_cli
 from ._config import Settings
+from ._secrets import install_log_masking, mask, settings_view
 from .errors import FlywheelError
 
 #: Packages whose ``_cli.register`` adds commands, in help order, with the
@@ -69,6 +79,7 @@ class FlywheelGroup(click.Group):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
+            exc.message = mask(exc.message)
             exc.show()
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
@@ -80,14 +91,14 @@ class FlywheelGroup(click.Group):
         except FlywheelError as exc:
             if os.environ.get("FLYWHEEL_DEBUG"):
                 raise
-            click.echo(f"error: {exc.message}", err=True)
+            click.echo(f"error: {mask(exc.message)}", err=True)
             sys.exit(exc.exit_code)
         except ValidationError as exc:
             if os.environ.get("FLYWHEEL_DEBUG"):
                 raise
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
-            click.echo(f"error: invalid setting {where}: {first.get('msg')}", err=True)
+            click.echo(mask(f"error: invalid setting {where}: {first.get('msg')}"), err=True)
             sys.exit(1)
 
 
@@ -117,6 +128,7 @@ def cli(
         }.items()
         if v
     }
+    install_log_masking()
     cli_ctx = CliContext(Settings(**overrides))
     ctx.obj = cli_ctx
     ctx.call_on_close(cli_ctx.close)
@@ -129,17 +141,24 @@ def migrate_cmd(obj: CliContext, as_json: bool) -> None:
     """Create or upgrade every table of the store."""
     applied = obj.store(migrate=False).migrate()
     if as_json:
-        echo_json({"store": obj.settings.store, "applied": applied})
+        echo_json({"store": mask(obj.settings.store), "applied": applied})
     else:
-        click.echo(f"{len(applied)} migration(s) applied to {obj.settings.store}")
+        click.echo(f"{len(applied)} migration(s) applied to {mask(obj.settings.store)}")
 
 
 @cli.command("config")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @pass_cli
 def config_cmd(obj: CliContext, as_json: bool) -> None:
-    """Show the effective settings (flags > FLYWHEEL_* environment > defaults)."""
-    data = obj.settings.model_dump(mode="json")
+    """Show the effective settings (flags > FLYWHEEL_* environment > defaults) and auth state."""
+    data = settings_view(obj.settings)
+    live: int | None = 0  # an embedded store not created yet holds no key
+    if _store_exists(obj.settings.store):
+        try:
+            live = live_key_count(obj.store(migrate=False))
+        except FlywheelError:
+            live = None  # the store did not answer: the state says unknown
+    data["auth_state"] = auth_state(obj.settings, live).to_dict()
     if as_json:
         echo_json(data)
     else:
@@ -147,44 +166,82 @@ def config_cmd(obj: CliContext, as_json: bool) -> None:
             click.echo(f"{k}: {v}")
 
 
+def _store_exists(url: str) -> bool:
+    """False for an embedded store whose directory is absent (showing config creates nothing)."""
+    if not url.startswith("chdb://"):
+        return True
+    from urllib.parse import unquote, urlparse
+
+    p = urlparse(url)
+    path = unquote(p.netloc + p.path)
+    path = path[1:] if path.startswith(("/./", "/../")) else path
+    return os.path.isdir(path)
+
+
+@cli.command("audit")
+@click.option("--project", "audit_project", default=None, help="Only this project's entries.")
+@click.option("--action", default=None, help="Only this action (key.create, evalset.release...).")
+@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_cli
+def audit_cmd(obj: CliContext, audit_project: str | None, action: str | None, limit: int,
+              as_json: bool) -> None:
+    """The audit log, newest first: keys, releases, exceptions, server starts (who and when)."""
+    rows = read_audit(obj.store(), project=audit_project, action=action, limit=limit)
+    if as_json:
+        echo_json(rows)
+        return
+    import datetime as dt
+
+    for e in rows:
+        when = dt.datetime.fromtimestamp(e.at / 1e9, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        click.echo(f"{when}Z  {e.action:<17} {e.actor:<20} {e.project or '-':<12} {e.target}")
+
+
 @cli.group("keys")
 def keys_group() -> None:
-    """Project API keys (stored hashed; auth is on once one exists)."""
+    """Project API keys with scopes (stored hashed; see `flywheel config` for the auth state)."""
 
 
 @keys_group.command("create")
 @click.option("--project", "key_project", required=True, help="Project the key acts for.")
-@click.option("--name", default="", help="A label for the key.")
+@click.option("--scope", "scopes", multiple=True, required=True, type=click.Choice(SCOPES),
+              help="What the key may do (repeatable): ingest (agents: write spans only), "
+              "read, review (a named reviewer), admin (keys, audit, configuration).")
+@click.option("--name", default="", help="The key's identity (required for review: the reviewer).")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @pass_cli
-def keys_create(obj: CliContext, key_project: str, name: str, as_json: bool) -> None:
+def keys_create(obj: CliContext, key_project: str, scopes: tuple[str, ...], name: str,
+                as_json: bool) -> None:
     """Create a key; it is printed once and never stored in clear."""
-    key = create_key(obj.store(), key_project, name)
+    key = create_key(obj.store(), key_project, scopes, name=name, actor=local_identity())
     if as_json:
-        echo_json({"project": key_project, "key": key})
+        echo_json({"project": key_project, "scopes": list(scopes), "name": name, "key": key})
     else:
         click.echo(key)
 
 
 @keys_group.command("list")
+@click.option("--project", "key_project", default=None, help="Only this project's keys.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @pass_cli
-def keys_list(obj: CliContext, as_json: bool) -> None:
-    """List keys (ids, projects, names; never secrets)."""
-    keys = list_keys(obj.store())
+def keys_list(obj: CliContext, key_project: str | None, as_json: bool) -> None:
+    """List keys (ids, projects, identities, scopes; never secrets)."""
+    keys = list_keys(obj.store(), project=key_project)
     if as_json:
-        echo_json(keys)
+        echo_json([k.to_dict() for k in keys])
         return
     for k in keys:
-        click.echo(f"{k.key_id}  {k.project_id:<20} {'revoked' if k.revoked else 'live':<8} {k.name}")
+        state = "revoked" if k.revoked else "live"
+        click.echo(f"{k.key_id}  {k.project_id:<20} {state:<8} {','.join(k.scopes):<24} {k.identity}")
 
 
 @keys_group.command("revoke")
 @click.argument("key_id")
 @pass_cli
 def keys_revoke(obj: CliContext, key_id: str) -> None:
-    """Revoke a key by id."""
-    revoke_key(obj.store(), key_id)
+    """Revoke a key by id (running servers notice within 5 s)."""
+    revoke_key(obj.store(), key_id, actor=local_identity())
     click.echo(f"revoked {key_id}")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from flywheel import UserError
+from flywheel import UserError, mask
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
 
 from ._agents import parse_agent
@@ -181,7 +181,7 @@ def run_cmd(
                 "suite": suite,
                 "agent": agent.to_json(),
                 "seams": seams.modes(),
-                "spans_to": endpoint or obj.settings.store,
+                "spans_to": mask(endpoint or obj.settings.store),
                 "summary": summary,
                 "trials": [r.summary() for r in run],
             }
@@ -202,7 +202,7 @@ def run_cmd(
         f"attack success {'-' if asr is None else f'{asr:.3f}'}"
     )
     click.echo(
-        f"  spans -> {endpoint or obj.settings.store}; trials -> ablation_trials (run_id {run_id})"
+        f"  spans -> {mask(endpoint or obj.settings.store)}; trials -> ablation_trials (run_id {run_id})"
     )
 
 

@@ -33,6 +33,7 @@ from flywheel import (
     Store,
     UserError,
     request_project,
+    requires,
 )
 
 from ._api_provenance import router as provenance_router
@@ -161,6 +162,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
 @router.post(
     "/v1/traces",
     operation_id="export_traces",
+    dependencies=[requires("ingest")],
     summary="OTLP/HTTP trace export (protobuf or JSON, optionally gzip).",
     responses={400: {"description": "malformed body"}, 413: {"description": "too large"},
                415: {"description": "unsupported content type"},

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
-from flywheel import request_project
+from flywheel import request_project, requires
 
 from ._provenance_store import compute_provenance, read_provenance
 
@@ -44,6 +44,7 @@ class TraceProvenance(BaseModel):
 @router.get(
     "/api/traces/{trace_id}/provenance",
     operation_id="get_trace_provenance",
+    dependencies=[requires("read")],
     summary="Per tool argument: source kind, source span, method, confidence, trust, flags "
     "(delegated values: method 'delegated', no flag).",
     response_model=TraceProvenance,

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Request
 from fastapi.concurrency import run_in_threadpool
 
-from flywheel import request_project
+from flywheel import request_principal, request_project, requires
 from flywheel.tools import delete_tool, import_manifest, set_tool
 
 from ._models import ApiError
@@ -19,7 +19,7 @@ _E400: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("", operation_id="list_tools",
+@router.get("", operation_id="list_tools", dependencies=[requires("read")],
             summary="Every known tool with effect, reach, touches, reversibility, idempotence "
             "and the source of each decision.")
 async def list_tools_route(request: Request) -> dict[str, Any]:
@@ -28,14 +28,14 @@ async def list_tools_route(request: Request) -> dict[str, Any]:
     return {"tools": tools}
 
 
-@router.get("/{name}", operation_id="get_tool", summary="One tool's decisions and their sources.")
+@router.get("/{name}", operation_id="get_tool", dependencies=[requires("read")], summary="One tool's decisions and their sources.")
 async def get_tool_route(request: Request, name: str) -> dict[str, Any]:
     """One tool (an unknown name is judged by its name alone; ``known`` says so)."""
     return await run_in_threadpool(show_tool, request.app.state.store, request_project(request),
                                    name)
 
 
-@router.put("/{name}", operation_id="set_tool", responses=_E400,
+@router.put("/{name}", operation_id="set_tool", responses=_E400, dependencies=[requires("admin")],
             summary="Override one tool's semantics (a manifest entry: effect, reach, touches, "
             "reversible, idempotent, annotations, description, parameters).")
 async def set_tool_route(
@@ -43,25 +43,30 @@ async def set_tool_route(
 ) -> dict[str, Any]:
     """Declare a tool; the answer is its semantics afterwards."""
     store, project = request.app.state.store, request_project(request)
-    await run_in_threadpool(set_tool, store, project, name, entry)
+    who = request_principal(request).identity
+    await run_in_threadpool(lambda: set_tool(store, project, name, entry, actor=who))
     return await run_in_threadpool(show_tool, store, project, name)
 
 
-@router.delete("/{name}", operation_id="delete_tool",
+@router.delete("/{name}", operation_id="delete_tool", dependencies=[requires("admin")],
                summary="Remove a tool's manifest entry.")
 async def delete_tool_route(request: Request, name: str) -> dict[str, Any]:
     """Remove the override; other sources decide again."""
-    removed = await run_in_threadpool(delete_tool, request.app.state.store,
-                                      request_project(request), name)
+    store, project = request.app.state.store, request_project(request)
+    who = request_principal(request).identity
+    removed = await run_in_threadpool(lambda: delete_tool(store, project, name, actor=who))
     return {"name": name, "removed": removed}
 
 
 @router.post("/manifest", operation_id="import_tool_manifest", responses=_E400,
+             dependencies=[requires("admin")],
              summary="Import a tool manifest (TOML or JSON text in the body).")
 async def import_manifest_route(request: Request) -> dict[str, Any]:
     """Store every entry of the manifest, or none when one is malformed (400)."""
     body = await request.body()
     replace = request.query_params.get("replace") in ("1", "true")
-    names = await run_in_threadpool(import_manifest, request.app.state.store,
-                                    request_project(request), body, replace=replace)
+    store, project = request.app.state.store, request_project(request)
+    who = request_principal(request).identity
+    names = await run_in_threadpool(
+        lambda: import_manifest(store, project, body, replace=replace, actor=who))
     return {"declared": names}

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
-from flywheel import Store, request_project
+from flywheel import Store, request_project, requires
 
 from ._models import ApiError, TraceDetail, TraceList
 from ._read import MAX_LIMIT, encode_cursor, get_trace, list_traces, parse_time
@@ -33,6 +33,7 @@ def _ctx(request: Request) -> tuple[Store, str]:
 @router.get(
     "",
     operation_id="list_traces",
+    dependencies=[requires("read")],
     summary="List traces, newest first, by service, time, status, error, tool or text.",
     response_model=TraceList,
     responses=_ERRORS,
@@ -90,6 +91,7 @@ def list_traces_route(
 @router.get(
     "/{trace_id}",
     operation_id="get_trace",
+    dependencies=[requires("read")],
     summary="One trace: its summary and every span in tree order with its normalised step.",
     response_model=TraceDetail,
     responses={**_ERRORS, 404: {"model": ApiError, "description": "No such trace in the project."}},

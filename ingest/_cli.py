@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flywheel import UserError
+from flywheel import UserError, check_serving, local_identity, mask, record_audit
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
 
 from ._files import import_otlp_json
@@ -20,10 +20,17 @@ from ._files import import_otlp_json
               help="Write-ahead log directory (default beside the chDB store).")
 @click.option("--decode-workers", type=int, default=None,
               help="Processes decoding OTLP bodies (default 1; 0 decodes in the receiver).")
+@click.option("--insecure-no-auth", is_flag=True,
+              help="Serve without authentication (FLYWHEEL_AUTH=off): anyone who reaches the "
+              "port acts as 'anonymous' with every scope.")
 @pass_cli
 def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str | None,
-              decode_workers: int | None) -> None:
-    """Run the platform: OTLP/HTTP receiver on /v1/traces and the REST API."""
+              decode_workers: int | None, insecure_no_auth: bool) -> None:
+    """Run the platform: OTLP/HTTP receiver on /v1/traces and the REST API.
+
+    Any address but loopback needs authentication: a key or FLYWHEEL_ADMIN_TOKEN
+    must exist, or --insecure-no-auth must say so.
+    """
     import uvicorn
 
     from flywheel._app import create_app
@@ -39,15 +46,23 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
         settings.ingest.decode_workers = decode_workers
     elif "FLYWHEEL_INGEST__DECODE_WORKERS" not in os.environ:
         settings.ingest.decode_workers = 1
+    if insecure_no_auth:
+        settings.auth = "off"
     from ._api import open_writer
 
     store = obj.store()
+    warning = check_serving(settings, store, settings.ingest.host)
     writer = open_writer(settings, store)  # a log held by another server: one-line error here
     app = create_app(settings, store)
     app.state.opened_writer = writer
+    record_audit(store, "server.start", actor=local_identity(),
+                 detail={"host": settings.ingest.host, "port": settings.ingest.port,
+                         "auth": settings.auth, "admin_token": settings.admin_token is not None})
+    if warning:
+        click.echo(warning, err=True)
     click.echo(
         f"flywheel serving on http://{settings.ingest.host}:{settings.ingest.port} "
-        f"(OTLP: /v1/traces, API: /api, store: {settings.store})",
+        f"(OTLP: /v1/traces, API: /api, store: {mask(settings.store)}, auth: {settings.auth})",
         err=True,
     )
     uvicorn.run(app, host=settings.ingest.host, port=settings.ingest.port,

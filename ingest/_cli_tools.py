@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from flywheel import UserError
+from flywheel import UserError, local_identity
 from flywheel._clikit import CliContext, echo_json, pass_cli
 from flywheel.tools import EFFECTS, FIELDS, REACHES, delete_tool, import_manifest, set_tool
 
@@ -74,7 +74,7 @@ def import_cmd(obj: CliContext, manifest: str, replace: bool) -> None:
         raise UserError(f"no such manifest file: {manifest}")
     fmt = "json" if path.suffix == ".json" else "toml" if path.suffix == ".toml" else None
     names = import_manifest(obj.store(), obj.settings.project, path.read_bytes(), fmt=fmt,
-                            replace=replace)
+                            replace=replace, actor=local_identity())
     click.echo(f"{len(names)} tools declared from {manifest}")
 
 
@@ -95,7 +95,7 @@ def set_cmd(obj: CliContext, name: str, effect: str | None, reach: str | None,
     if not entry:
         raise UserError("nothing to set; pass --effect, --reach, --touches, "
                         "--reversible/--irreversible or --idempotent/--not-idempotent")
-    set_tool(obj.store(), obj.settings.project, name, entry)
+    set_tool(obj.store(), obj.settings.project, name, entry, actor=local_identity())
     click.echo(f"{name}: declared {', '.join(sorted(entry))}")
 
 
@@ -104,7 +104,7 @@ def set_cmd(obj: CliContext, name: str, effect: str | None, reach: str | None,
 @pass_cli
 def unset_cmd(obj: CliContext, name: str) -> None:
     """Remove tool NAME's manifest entry (the other sources decide again)."""
-    if not delete_tool(obj.store(), obj.settings.project, name):
+    if not delete_tool(obj.store(), obj.settings.project, name, actor=local_identity()):
         raise UserError(f"tool {name!r} has no manifest entry in project {obj.settings.project}")
     click.echo(f"{name}: manifest entry removed")
 

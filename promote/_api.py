@@ -1,7 +1,8 @@
 """``/api/promote``: the review queue, candidate detail, and attributed review events.
 
-Reviewer identity comes from the ``X-Flywheel-Reviewer`` header (required
-for every write: 400 without). Every write carries ``base_version``, the
+The reviewer of every write is the identity of the request's key (a
+``review`` key is named after its reviewer; ``flywheel._auth``), never a
+header: an ``X-Flywheel-Reviewer`` header is ignored. Every write carries ``base_version``, the
 review version the reviewer saw; a stale one is 409 and nothing is
 overwritten (see ``promote._review``). Edits go through the same pydantic
 ``Task`` model as drafts.
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from flywheel.promote._candidates import get_candidate
 from flywheel.promote._review import STATUSES, queue, record_event, review_state, reviewer_progress
 from pydantic import BaseModel, Field
 
-from flywheel import UserError, request_project
+from flywheel import UserError, request_principal, request_project, requires
 
 router = APIRouter(prefix="/api/promote", tags=["promote"])
 
@@ -123,10 +124,9 @@ class DecisionRequest(BaseRequest):
     reason: str = ""
 
 
-def _reviewer(header: str | None) -> str:
-    if not header or not header.strip():
-        raise UserError("this write needs the X-Flywheel-Reviewer header naming the reviewer")
-    return header.strip()
+def _reviewer(request: Request) -> str:
+    """The authenticated identity that every review event records."""
+    return request_principal(request).identity
 
 
 def _review_view(state: Any, *, events: bool = False) -> ReviewView:
@@ -136,6 +136,7 @@ def _review_view(state: Any, *, events: bool = False) -> ReviewView:
 @router.get(
     "/queue",
     operation_id="list_review_queue",
+    dependencies=[requires("read", "review")],
     summary="Drafted candidates with their review state; failures first, filterable.",
     response_model=QueuePage,
     responses={**_E400, **_E503},
@@ -171,6 +172,7 @@ def list_queue(
 @router.get(
     "/candidates/{candidate_id}",
     operation_id="get_candidate",
+    dependencies=[requires("read", "review")],
     summary="A candidate: redacted trace, redaction report, provenance, task and review events.",
     response_model=CandidateDetail,
     responses={**_E404, **_E503},
@@ -220,6 +222,7 @@ _WRITE_ERRORS: dict[int | str, dict[str, Any]] = {**_E400, **_E404, **_E409, **_
 @router.post(
     "/candidates/{candidate_id}/claim",
     operation_id="claim_candidate",
+    dependencies=[requires("review")],
     summary="Claim a candidate for review (409: held by someone else, or a stale version).",
     response_model=ReviewView,
     responses=_WRITE_ERRORS,
@@ -228,16 +231,16 @@ async def claim(
     request: Request,
     candidate_id: str,
     body: BaseRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> ReviewView:
     """Append a claim event."""
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     return await run_in_threadpool(_write, request, candidate_id, "claim", who, body.base_version)
 
 
 @router.post(
     "/candidates/{candidate_id}/unclaim",
     operation_id="unclaim_candidate",
+    dependencies=[requires("review")],
     summary="Give a claimed candidate back to the queue.",
     response_model=ReviewView,
     responses=_WRITE_ERRORS,
@@ -246,10 +249,9 @@ async def unclaim(
     request: Request,
     candidate_id: str,
     body: ReasonRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> ReviewView:
     """Append an unclaim event."""
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     return await run_in_threadpool(
         _write, request, candidate_id, "unclaim", who, body.base_version, reason=body.reason
     )
@@ -258,6 +260,7 @@ async def unclaim(
 @router.post(
     "/candidates/{candidate_id}/reopen",
     operation_id="reopen_candidate",
+    dependencies=[requires("review")],
     summary="Reopen a decided candidate (an approval is withdrawn from the next release).",
     response_model=ReviewView,
     responses=_WRITE_ERRORS,
@@ -266,10 +269,9 @@ async def reopen(
     request: Request,
     candidate_id: str,
     body: ReasonRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> ReviewView:
     """Append a reopen event."""
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     return await run_in_threadpool(
         _write, request, candidate_id, "reopen", who, body.base_version, reason=body.reason
     )
@@ -278,6 +280,7 @@ async def reopen(
 @router.put(
     "/candidates/{candidate_id}/task",
     operation_id="edit_candidate_task",
+    dependencies=[requires("review")],
     summary="Replace the drafted task (validated by the Task model; graders must build).",
     response_model=ReviewView,
     responses=_WRITE_ERRORS,
@@ -286,10 +289,9 @@ async def edit(
     request: Request,
     candidate_id: str,
     body: EditRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> ReviewView:
     """Append an edit event holding the whole new task."""
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     return await run_in_threadpool(
         _write, request, candidate_id, "edit", who, body.base_version, task=body.task
     )
@@ -298,6 +300,7 @@ async def edit(
 @router.post(
     "/candidates/{candidate_id}/decision",
     operation_id="decide_candidate",
+    dependencies=[requires("review")],
     summary="Approve, reject (with reason) or mark needs-info (with reason).",
     response_model=ReviewView,
     responses=_WRITE_ERRORS,
@@ -306,10 +309,9 @@ async def decide(
     request: Request,
     candidate_id: str,
     body: DecisionRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> ReviewView:
     """Append a decision event; approve records the exact task content by SHA-256."""
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     return await run_in_threadpool(
         _write, request, candidate_id, body.decision, who, body.base_version, reason=body.reason
     )
@@ -346,6 +348,7 @@ def _redact(
 @router.post(
     "/candidates/{candidate_id}/redact",
     operation_id="redact_candidate",
+    dependencies=[requires("review")],
     summary="Re-run redaction from the raw trace with extra key rules / deny strings.",
     response_model=ReviewView,
     responses=_WRITE_ERRORS,
@@ -354,10 +357,9 @@ async def redact(
     request: Request,
     candidate_id: str,
     body: RedactRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> ReviewView:
     """Re-redact, re-draft the task's prompt and rubric, and append a redact event."""
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     return await run_in_threadpool(_redact, request, candidate_id, who, body)
 
 
@@ -386,6 +388,7 @@ class LeakExceptionView(BaseModel):
 @router.post(
     "/leak-exceptions",
     operation_id="record_leak_exception",
+    dependencies=[requires("review")],
     summary="Let one release-scanner finding (task, path, type) into releases; a review event.",
     response_model=LeakExceptionView,
     responses=_WRITE_ERRORS,
@@ -393,12 +396,11 @@ class LeakExceptionView(BaseModel):
 async def leak_exception(
     request: Request,
     body: LeakExceptionRequest,
-    x_flywheel_reviewer: str | None = Header(None),
 ) -> LeakExceptionView:
     """Append a ``leak-exception`` review event attributed to the acting reviewer."""
     from flywheel.promote._leak_exceptions import record_leak_exception
 
-    who = _reviewer(x_flywheel_reviewer)
+    who = _reviewer(request)
     out = await run_in_threadpool(
         lambda: record_leak_exception(
             request.app.state.store,
@@ -430,6 +432,7 @@ class ReviewerProgress(BaseModel):
 @router.get(
     "/reviewers",
     operation_id="list_reviewer_progress",
+    dependencies=[requires("read", "review")],
     summary="Per reviewer: events by kind, decisions, candidates held now.",
     response_model=list[ReviewerProgress],
     responses=_E503,

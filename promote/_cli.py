@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from flywheel import local_identity
 from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar, stderr_console
 
 
@@ -280,7 +281,6 @@ def queue_cmd(
 @click.option("--path", "path", required=True, help="JSON path the release scanner reported.")
 @click.option("--entity", required=True, help="Entity type reported (NAME, EMAIL, SECRET...).")
 @click.option("--reason", required=True, help="What you checked at that path.")
-@click.option("--reviewer", required=True, help="Who records the exception (attributed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the event as JSON.")
 @pass_cli
 def allow_leak_cmd(
@@ -290,10 +290,13 @@ def allow_leak_cmd(
     path: str,
     entity: str,
     reason: str,
-    reviewer: str,
     as_json: bool,
 ) -> None:
-    """Let one finding of the release scanner into EVALSET's releases (an append-only event)."""
+    """Let one finding of the release scanner into EVALSET's releases (an append-only event).
+
+    Recorded as the operator of this machine (``local:USER``); reviewers with a
+    key record it through ``POST /api/promote/leak-exceptions``.
+    """
     from flywheel.promote import record_leak_exception
 
     out = record_leak_exception(
@@ -302,11 +305,11 @@ def allow_leak_cmd(
         task_id=task_id,
         path=path,
         entity=entity,
-        reviewer=reviewer,
+        reviewer=local_identity(),
         reason=reason,
         project=obj.settings.project,
     )
     if as_json:
         echo_json(out)
     else:
-        click.echo(f"exception recorded: {task_id or 'manifest'} {path} {entity} by {reviewer}")
+        click.echo(f"exception recorded: {task_id or 'manifest'} {path} {entity} by {out['reviewer']}")

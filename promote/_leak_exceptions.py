@@ -22,6 +22,7 @@ from flywheel.evalset import LEAK_EXCEPTION_KIND
 from flywheel.pii import ENTITIES
 from flywheel.promote._candidates import get_candidate
 from flywheel.promote._review import (
+    EVENTS,
     ReviewEvent,
     _check_won,
     _insert,
@@ -30,7 +31,7 @@ from flywheel.promote._review import (
     review_state,
 )
 
-from flywheel import NotFoundError, Store, UserError
+from flywheel import NotFoundError, Store, UserError, record_audit
 
 
 def record_leak_exception(
@@ -91,12 +92,15 @@ def record_leak_exception(
         _insert(store, project, event)
         if state is not None:
             _check_won(store, project, event, state)
+    record_audit(store, "review.exception", actor=reviewer, project=project,
+                 target=f"{evalset}:{task_id}:{path}",
+                 detail={"entity": entity, "event_id": event.event_id, "candidate_id": cid})
     return {**body, "reviewer": reviewer, "event_id": event.event_id, "seq": event.seq}
 
 
 def _manifest_version(store: Store, cid: str, project: str) -> int:
     n = store.scalar(
-        "SELECT max(seq) AS n FROM promote_review_events WHERE project_id = {p:String}"
+        f"SELECT max(seq) AS n FROM {EVENTS} WHERE project_id = {{p:String}}"
         " AND candidate_id = {c:String}",
         {"p": project, "c": cid},
     )

@@ -44,7 +44,7 @@ from flywheel.promote._review import (
     validate_task,
 )
 
-from flywheel import ConflictError, Store, UserError
+from flywheel import ConflictError, Store, UserError, record_audit
 
 RULES = "promote_redaction_rules"
 _LABEL = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
@@ -248,6 +248,8 @@ def redact_candidate(
             },
         )
         write_candidates(store, [replace(new_cand, draft=json.dumps(new_draft))])
+        record_audit(store, "review.rules", actor=reviewer, project=project, target=candidate_id,
+                     detail={"event_id": event.event_id, "rules": event.reason})
         return fold(candidate_id, new_draft, [*st.events, event])
 
 

@@ -62,7 +62,8 @@ KINDS: tuple[str, ...] = (
 )
 #: Review statuses (what the queue filters on).
 STATUSES: tuple[str, ...] = ("open", "claimed", "needs-info", "approved", "rejected")
-EVENTS = "promote_review_events"
+#: The review log (promote/migrations/040_review_events.sql: on every node of a cluster).
+EVENTS = "review_events"
 
 _locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
 _locks_guard = threading.Lock()
@@ -179,7 +180,7 @@ def fold(
 _EVENT_SQL = (
     "SELECT candidate_id, seq, event_id, kind, reviewer, base_version, reason, body, task_sha256,"
     " toUnixTimestamp64Nano(created_at) AS created_at"
-    " FROM promote_review_events WHERE project_id = {{project:String}} {where}"
+    f" FROM {EVENTS} WHERE project_id = {{{{project:String}}}} {{where}}"
     " ORDER BY candidate_id, seq, inserted_at, created_at, event_id"
 )
 
@@ -253,7 +254,7 @@ def _require_reviewer(reviewer: str | None) -> str:
     """The acting reviewer's name; every review event is attributed."""
     reviewer = (reviewer or "").strip()
     if not reviewer:
-        raise UserError("a review event needs a reviewer; send the X-Flywheel-Reviewer header")
+        raise UserError("a review event needs a reviewer: the identity of a review key")
     return reviewer
 
 
@@ -393,7 +394,7 @@ def _insert(store: Store, project: str, e: ReviewEvent) -> None:
 def _check_won(store: Store, project: str, event: ReviewEvent, before: ReviewState) -> None:
     """Read the seq back: another process may have taken it first."""
     rows = store.query(
-        "SELECT event_id FROM promote_review_events WHERE project_id = {p:String}"
+        f"SELECT event_id FROM {EVENTS} WHERE project_id = {{p:String}}"
         " AND candidate_id = {c:String} AND seq = {s:UInt32}"
         " ORDER BY inserted_at, created_at, event_id LIMIT 1",
         {"p": project, "c": event.candidate_id, "s": event.seq},

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
-from flywheel import NotFoundError, UserError, request_project
+from flywheel import NotFoundError, UserError, request_project, requires
 
 from ._analyze import analyze
 from ._json_doc import JsonDocumentAdapter
@@ -52,6 +52,7 @@ def _snapshot(doc: Any, maps: list[str]) -> Snapshot:
 @router.post(
     "/api/side-effects/diff",
     operation_id="diff_side_effects",
+    dependencies=[requires("read")],
     summary="Diff two states, classify every change, reconcile with calls, count critical events.",
     responses=_ERRORS,
 )
@@ -84,6 +85,7 @@ async def diff_side_effects(request: Request, body: DiffRequest) -> dict[str, An
 @router.get(
     "/api/trials/{trial_id}/side-effects",
     operation_id="get_trial_side_effects",
+    dependencies=[requires("read")],
     summary="A trial's stored side-effect result: counts, critical events, classified deltas.",
     responses={**_ERRORS, 404: {"description": "no side-effect result for this trial"}},
 )

@@ -1,9 +1,10 @@
 """An async client for the platform's review API: the TUI's only I/O.
 
 The reviewer app is a client of the REST API (not of the store), so several
-reviewers can work one queue from their own terminals. Every write sends the
-reviewer's name in ``X-Flywheel-Reviewer`` and the review version the
-reviewer saw; the server answers 409 when someone acted meanwhile, and this
+reviewers can work one queue from their own terminals. The reviewer is the
+identity of the API key (a review key is named after its reviewer; the
+server records that name on every event, whatever the client says); every
+write sends the review version the reviewer saw; the server answers 409 when someone acted meanwhile, and this
 client raises ``ApiError`` with ``conflict`` set, so the app can show it and
 reload instead of retrying over somebody else's decision.
 
@@ -94,14 +95,39 @@ def trace_structure(detail: dict[str, Any]) -> list[StepRow]:
     return rows
 
 
+def whoami(url: str, api_key: str | None, *, timeout: float = 10.0) -> dict[str, Any]:
+    """Ask the platform at ``url`` who ``api_key`` is (synchronously, before the app starts).
+
+    Raises:
+        ApiError: The server refused the key, or did not answer.
+    """
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        r = httpx.get(f"{url.rstrip('/')}/api/auth/whoami", headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise ApiError(0, "Unreachable", f"the platform at {url} did not answer "
+                       f"({type(exc).__name__}); start it with `flywheel serve` or pass --url") from exc
+    try:
+        body = r.json()
+    except ValueError:
+        body = {}
+    if r.status_code >= 400:
+        err = body.get("error") if isinstance(body, dict) else None
+        msg = str(err.get("message")) if isinstance(err, dict) else f"HTTP {r.status_code}"
+        raise ApiError(r.status_code, str((err or {}).get("type", "HTTPError")), msg)
+    return dict(body)
+
+
 class ReviewClient:
     """Async calls of the review API (``/api/promote``) and the trace read API.
 
     Args:
         url: Base URL of the platform (``flywheel serve``), or any URL when
             ``transport`` is given.
-        reviewer: The reviewer's name, attributed on every event.
-        api_key: Project API key (sent as ``Authorization: Bearer``), if auth is on.
+        reviewer: The key's identity (``whoami``), shown and used to tell the
+            reviewer's own claims apart; the server attributes events by the key.
+        api_key: Project API key (sent as ``Authorization: Bearer``); without one
+            the server serves only loopback clients, and only before any key exists.
         transport: An httpx transport (tests pass ``httpx.ASGITransport``).
         timeout: Seconds per request.
     """
@@ -117,7 +143,7 @@ class ReviewClient:
     ) -> None:
         self.url = url.rstrip("/")
         self.reviewer = reviewer
-        headers = {"X-Flywheel-Reviewer": reviewer}
+        headers = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._http = httpx.AsyncClient(
@@ -148,6 +174,10 @@ class ReviewClient:
         return r.json()
 
     # -- reads ---------------------------------------------------------------
+
+    async def whoami(self) -> dict[str, Any]:
+        """The identity, project and scopes of this client's key."""
+        return dict(await self._call("GET", "/api/auth/whoami"))
 
     async def queue(self, **filters: Any) -> list[dict[str, Any]]:
         """Queue rows (filters: evalset, status, slice, source, reviewer, reason, limit)."""

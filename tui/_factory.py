@@ -22,8 +22,9 @@ def make_app(
 
     Args:
         url: Base URL of the platform.
-        reviewer: Reviewer name (the ``X-Flywheel-Reviewer`` of every write).
-        api_key: Project API key when auth is on.
+        reviewer: The identity of ``api_key`` (``flywheel review`` asks the
+            server: ``whoami``); the server records that identity on every event.
+        api_key: The reviewer's key (a review key names its reviewer).
         transport: httpx transport (tests: ``httpx.ASGITransport(create_app(...))``).
         clock: Nanosecond clock for ages (snapshots pin it).
     """

@@ -21,6 +21,8 @@ from flywheel.evalset._graders._base import (
     build_grader,
     grader_names,
     register_grader,
+    register_schema,
+    schema_names,
 )
 from flywheel.evalset._graders._grade_trial import grade_trial
 from flywheel.evalset._graders._judge import JudgeCalibration, JudgeGrader, load_calibration
@@ -40,6 +42,8 @@ __all__ = [
     "grader_names",
     "load_calibration",
     "register_grader",
+    "register_schema",
     "resolve_pointer",
+    "schema_names",
     "trajectory_f1",
 ]

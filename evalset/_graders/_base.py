@@ -1,16 +1,30 @@
-"""The grader contract and its registry.
+"""The grader contract and its registries.
 
 A grader maps one trial's evidence to a :class:`Grade` (verdict, diagnostic
 score, reason, observation). Graders are built by registered factories from
 ``(name, args)`` so the spec stored beside each result rebuilds the exact
 grader (STYLE 7). A grader never raises on bad evidence: missing evidence is
 ``unknown`` with a reason; only a bad *spec* raises ``UserError``.
+
+No code is chosen by input. A spec names a grader, and a schema grader may
+name a pydantic model; both are looked up by exact name in a registry:
+
+- the built-ins and whatever Python code registered (``register_grader``,
+  ``register_schema``) before;
+- plug-ins the operator installed: distributions that declare entry points in
+  the groups ``flywheel.graders`` and ``flywheel.schemas``. Only an entry
+  point whose *name* equals the requested one is loaded, and what it imports
+  is what its installed metadata says, never text from the spec.
+
+A name that is not registered is a ``UserError``; nothing is imported for it
+(module paths, dunder names and file paths are just unknown names).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,6 +76,9 @@ class Grader(Protocol):
 
 Factory = Callable[..., Grader]
 _REGISTRY: dict[str, Factory] = {}
+_SCHEMAS: dict[str, type] = {}
+GRADER_ENTRY_POINTS = "flywheel.graders"
+SCHEMA_ENTRY_POINTS = "flywheel.schemas"
 
 
 def register_grader(name: str) -> Callable[[Factory], Factory]:
@@ -74,9 +91,55 @@ def register_grader(name: str) -> Callable[[Factory], Factory]:
     return deco
 
 
+def _plugin(group: str, name: str) -> Any:
+    """The object of the installed entry point ``name`` in ``group``, or None."""
+    for ep in entry_points(group=group):
+        if ep.name == name:
+            try:
+                return ep.load()
+            except (ImportError, AttributeError) as exc:
+                raise UserError(f"plug-in {name!r} ({group}, {ep.value}) does not load: {exc}") from exc
+    return None
+
+
 def grader_names() -> list[str]:
-    """Registered grader names, sorted."""
-    return sorted(_REGISTRY)
+    """Registered grader names (built-in, registered and installed plug-ins), sorted."""
+    return sorted(set(_REGISTRY) | {ep.name for ep in entry_points(group=GRADER_ENTRY_POINTS)})
+
+
+def register_schema(name: str, model: type) -> type:
+    """Make the pydantic ``model`` available to schema graders as ``{"model": name}``."""
+    from pydantic import BaseModel
+
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"register_schema({name!r}): {model!r} is not a pydantic model")
+    _SCHEMAS[name] = model
+    return model
+
+
+def schema_names() -> list[str]:
+    """Names a schema grader's ``model`` may take, sorted."""
+    return sorted(set(_SCHEMAS) | {ep.name for ep in entry_points(group=SCHEMA_ENTRY_POINTS)})
+
+
+def registered_schema(name: str) -> type:
+    """The pydantic model registered (or installed as a plug-in) under ``name``.
+
+    Raises:
+        ValueError: No such name (nothing is imported for it).
+    """
+    model = _SCHEMAS.get(name) if isinstance(name, str) else None
+    if model is None and isinstance(name, str):
+        model = _plugin(SCHEMA_ENTRY_POINTS, name)
+        if model is not None:
+            register_schema(name, model)
+    if model is None:
+        known = ", ".join(schema_names()) or "none yet"
+        raise ValueError(
+            f"model {name!r} is not a registered schema (registered: {known}); register it with "
+            f"register_schema() or install it as a {SCHEMA_ENTRY_POINTS!r} entry point"
+        )
+    return model
 
 
 def build_grader(spec: GraderSpec, context: GradingContext | None = None) -> Grader:
@@ -86,6 +149,10 @@ def build_grader(spec: GraderSpec, context: GradingContext | None = None) -> Gra
         UserError: Unknown grader name or arguments the factory rejects.
     """
     factory = _REGISTRY.get(spec.name)
+    if factory is None:
+        factory = _plugin(GRADER_ENTRY_POINTS, spec.name)
+        if factory is not None:
+            _REGISTRY[spec.name] = factory
     if factory is None:
         raise UserError(
             f"unknown grader {spec.name!r}; registered graders: {', '.join(grader_names())}"

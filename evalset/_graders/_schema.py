@@ -4,17 +4,23 @@ Validates ``observations.output`` (an object, or a string holding JSON)
 against either a JSON Schema subset (``type``, ``properties``, ``required``,
 ``additionalProperties`` (bool), ``items``, ``enum``, ``const``,
 ``minimum``/``maximum``, ``minLength``/``maxLength``, ``minItems``/``maxItems``,
-``anyOf``) or a pydantic model named ``"module:Class"``. Unknown schema
-keywords raise at build time rather than being silently ignored.
+``anyOf``) or a pydantic model registered under a name (``register_schema``
+or an installed ``flywheel.schemas`` entry point; never imported from the
+name). Unknown schema keywords raise at build time rather than being
+silently ignored.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
-from flywheel.evalset._graders._base import Grade, GradingContext, register_grader
+from flywheel.evalset._graders._base import (
+    Grade,
+    GradingContext,
+    register_grader,
+    registered_schema,
+)
 from flywheel.evalset._task import Task
 from flywheel.evalset._trial import Trial, Verdict
 from pydantic import BaseModel, ValidationError
@@ -118,16 +124,9 @@ def validate(value: Any, schema: dict[str, Any], where: str = "$") -> list[str]:
 
 
 def _load_model(ref: str) -> type[BaseModel]:
-    module_name, _, attr = ref.partition(":")
-    if not module_name or not attr:
-        raise ValueError(f"model {ref!r} must be 'module:Class'")
-    try:
-        model = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"cannot import pydantic model {ref!r}: {exc}") from exc
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ValueError(f"{ref!r} is not a pydantic model")
-    return model
+    if not isinstance(ref, str) or not ref:
+        raise ValueError(f"model {ref!r} must be the name of a registered schema")
+    return registered_schema(ref)  # type: ignore[return-value]
 
 
 class SchemaGrader:
@@ -175,5 +174,5 @@ def schema_grader(
     model: str | None = None,
     field: str = "output",
 ) -> SchemaGrader:
-    """Factory: ``{"name": "schema", "args": {"schema": {...}}}`` or ``{"model": "pkg:Cls"}``."""
+    """Factory: ``{"name": "schema", "args": {"schema": {...}}}`` or ``{"model": "NAME"}``."""
     return SchemaGrader(schema, model, field)

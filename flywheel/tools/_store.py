@@ -57,13 +57,14 @@ def _write(store: Store, project: str, entries: Mapping[str, Any], deleted: bool
 
 
 def import_manifest(
-    store: Store, project: str, text: str | bytes, *, fmt: str | None = None, replace: bool = False
+    store: Store, project: str, text: str | bytes, *, fmt: str | None = None, replace: bool = False,
+    actor: str = "",
 ) -> list[str]:
     """Store a manifest document (TOML or JSON); returns the tools it declares.
 
     Every entry is checked before anything is written (a malformed one raises
     ``ToolDeclarationError`` and stores nothing). ``replace`` removes the
-    project's other entries.
+    project's other entries. Audited (``config.tools``) as ``actor``.
     """
     parsed = parse_manifest(text, fmt=fmt)
     entries = {name: _raw_entry(d) for name, d in parsed.items()}
@@ -73,7 +74,16 @@ def import_manifest(
             _write(store, project, {n: {} for n in stale}, deleted=True)
     if entries:
         _write(store, project, entries)
+    _audit(store, project, actor, "import", sorted(entries), replace=replace)
     return sorted(entries)
+
+
+def _audit(store: Store, project: str, actor: str, op: str, names: list[str], **extra: Any) -> None:
+    """A tool-semantics change is a configuration change: it moves flags and tiers."""
+    from flywheel._audit import record_audit
+
+    record_audit(store, "config.tools", actor=actor, project=project, target=",".join(names),
+                 detail={"op": op, **extra})
 
 
 def _raw_entry(decl: Declaration) -> dict[str, Any]:
@@ -92,20 +102,24 @@ def _raw_entry(decl: Declaration) -> dict[str, Any]:
     return out
 
 
-def set_tool(store: Store, project: str, name: str, entry: Mapping[str, Any]) -> Declaration:
+def set_tool(
+    store: Store, project: str, name: str, entry: Mapping[str, Any], *, actor: str = ""
+) -> Declaration:
     """Declare (override) one tool's semantics; raises ``ToolDeclarationError`` when malformed."""
     if not name or not isinstance(name, str):
         raise ToolDeclarationError("tool name must be a non-empty string")
     decl = declaration(name, entry, "manifest")
     _write(store, project, {name: _raw_entry(decl)})
+    _audit(store, project, actor, "set", [name], fields=sorted(entry))
     return decl
 
 
-def delete_tool(store: Store, project: str, name: str) -> bool:
+def delete_tool(store: Store, project: str, name: str, *, actor: str = "") -> bool:
     """Remove a tool's manifest entry (its semantics fall back to the other sources)."""
     if name not in manifest_entries(store, project):
         return False
     _write(store, project, {name: {}}, deleted=True)
+    _audit(store, project, actor, "delete", [name])
     return True
 
 

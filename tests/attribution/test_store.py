@@ -181,17 +181,15 @@ def test_cli_import_attribute_one_and_all(store: Store, logs: Path) -> None:
 
 
 def test_trace_api_shows_the_attribution(store: Store) -> None:
-    from fastapi import FastAPI
     from fastapi.testclient import TestClient
-    from flywheel.attribution._api import router
 
-    from flywheel import Settings
+    from flywheel import Settings, create_app
+    from tests._auth import key_headers
 
     tid = _store_refund_trace(store)
-    app = FastAPI()
-    app.state.store, app.state.settings = store, Settings()
-    app.include_router(router)
-    body = TestClient(app).get(f"/api/traces/{tid}/attribution").json()
+    app = create_app(Settings(), store)
+    headers = key_headers(store, "read")
+    body = TestClient(app).get(f"/api/traces/{tid}/attribution", headers=headers).json()
     first = body["attributions"][0]
     assert first["attributor"] == "deterministic" and first["causal_index"] == 0
     assert read_attribution(store, tid).category == "perception"

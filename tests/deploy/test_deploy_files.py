@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -59,6 +60,9 @@ def test_cluster_topology_two_shards_two_replicas_with_keeper():
             assert macros.findtext("./macros/replica") == host
             mounts = " ".join(compose[host]["volumes"])
             assert f"macros/{host}.xml" in mounts and "cluster.xml" in mounts
+    replicas = [ET.parse(DEPLOY / "clickhouse" / "macros" / f"{h}.xml").getroot()
+                .findtext("./macros/replica") for h in hosts]
+    assert len(set(replicas)) == len(hosts), "every-node tables need cluster-unique replica names"
     ids = set()
     for k in keepers:
         kc = ET.parse(DEPLOY / "clickhouse" / "keeper" / f"{k}.xml").getroot()
@@ -87,6 +91,31 @@ def test_kubernetes_manifests(store):
 
 
 def test_dockerfile_copies_every_package():
+    from flywheel import PACKAGES
+
     text = (DEPLOY / "Dockerfile").read_text()
-    for pkg in ("flywheel", "ingest", "promote", "evalset", "side_effects", "ablation", "tui"):
+    for pkg in (*PACKAGES, "tui"):
         assert f"COPY {pkg} ./{pkg}" in text
+
+
+def test_every_deployment_requires_auth_and_documents_the_first_key():
+    """Secure by default: auth=required everywhere the platform binds 0.0.0.0, and a bootstrap."""
+    docker = (DEPLOY / "Dockerfile").read_text()
+    assert "FLYWHEEL_AUTH=required" in docker and "FLYWHEEL_INGEST__HOST=0.0.0.0" in docker
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    cluster = yaml.safe_load((DEPLOY / "compose.cluster.yaml").read_text())["services"]
+    platform = [compose["flywheel"]] + [s for s in cluster.values()
+                                        if "FLYWHEEL_CLUSTER" in s.get("environment", {})]
+    assert all(s["environment"]["FLYWHEEL_AUTH"] == "required" for s in platform)
+    docs = list(yaml.safe_load_all((DEPLOY / "k8s" / "flywheel.yaml").read_text()))
+    kinds = {d["kind"]: d for d in docs}
+    assert kinds["ConfigMap"]["data"]["FLYWHEEL_AUTH"] == "required"
+    pod = kinds["StatefulSet"]["spec"]["template"]["spec"]["containers"][0]
+    token = [e for e in pod["envFrom"] if e.get("secretRef", {}).get("name") == "flywheel-admin-token"]
+    assert token and token[0]["secretRef"]["optional"] is True
+    assert "FLYWHEEL_ADMIN_TOKEN" not in json.dumps(docs)  # no token value is shipped
+    for f in ("Dockerfile", "compose.yaml", "compose.cluster.yaml", "k8s/flywheel.yaml"):
+        text = (DEPLOY / f).read_text()
+        assert "keys create --project default --scope admin" in text or "FLYWHEEL_ADMIN_TOKEN" in text, f
+    col = yaml.safe_load((DEPLOY / "otel-collector.yaml").read_text())
+    assert "FLYWHEEL_INGEST_KEY" in col["exporters"]["otlphttp/flywheel"]["headers"]["authorization"]

@@ -14,6 +14,7 @@ from flywheel.evalset import (
     build_grader,
     grade_trial,
     grader_names,
+    register_schema,
     resolve_pointer,
     trajectory_f1,
 )
@@ -162,7 +163,8 @@ class Reply(BaseModel):
 
 
 def test_schema_pydantic_model_and_errors() -> None:
-    args = {"model": f"{__name__}:Reply"}
+    register_schema("test.Reply", Reply)
+    args = {"model": "test.Reply"}
     assert (
         grade("schema", args, make_trial(output={"status": "a", "message": "b"})).verdict
         is Verdict.PASS

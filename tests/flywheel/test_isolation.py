@@ -1,6 +1,6 @@
 """Per-project isolation on every route of the app, with two projects' keys.
 
-Every route the app serves must appear in ``CASES`` (the test walks
+Every route the app serves must appear in ``cases`` (the test walks
 ``app.routes``, so a new route without an isolation case fails here). For
 each one: no key is 401, project A's key naming project B is 403, and
 project B's key never sees or changes project A's data: a path naming A's
@@ -85,13 +85,23 @@ _DIFF = {
     "profile": {"name": "p", "sinks": ["inbox"]},
     "trial_id": TRIAL,
 }
-_WHO = {"x-flywheel-reviewer": "mallory"}
+_ALL = ["ingest", "read", "review", "admin"]
 
 
-def cases(cid: str) -> dict[str, Case]:
-    """operation_id -> the isolation case of that route (B's reads come before B's writes)."""
+def cases(cid: str, spare: str) -> dict[str, Case]:
+    """operation_id -> the isolation case of that route (B's reads come before B's writes).
+
+    ``spare`` is the id of a key of A that B tries to revoke.
+    """
     c = f"/api/promote/candidates/{cid}"
     return {
+        "whoami": Case("GET", "/api/auth/whoami", b_status=200, read=True),
+        "list_keys": Case("GET", "/api/keys", b_status=200, read=True),
+        "list_audit": Case("GET", "/api/audit", b_status=200, read=True),
+        "get_config": Case("GET", "/api/config", b_status=200),
+        "create_key": Case("POST", "/api/keys", json={"scopes": ["read"], "name": "b-reader"},
+                           b_status=201),
+        "revoke_key": Case("POST", f"/api/keys/{spare}/revoke"),
         "list_traces": Case("GET", "/api/traces", b_status=200, read=True),
         "get_trace": Case("GET", f"/api/traces/{TRACE}", read=True),
         "get_trace_provenance": Case("GET", f"/api/traces/{TRACE}/provenance", read=True),
@@ -106,27 +116,25 @@ def cases(cid: str) -> dict[str, Case]:
         "list_review_queue": Case("GET", "/api/promote/queue", b_status=200, read=True),
         "get_candidate": Case("GET", c, read=True),
         "list_reviewer_progress": Case("GET", "/api/promote/reviewers", b_status=200, read=True),
-        "claim_candidate": Case("POST", f"{c}/claim", json={"base_version": 1}, headers=_WHO),
-        "unclaim_candidate": Case("POST", f"{c}/unclaim", json={"base_version": 1}, headers=_WHO),
-        "reopen_candidate": Case("POST", f"{c}/reopen", json={"base_version": 1}, headers=_WHO),
+        "claim_candidate": Case("POST", f"{c}/claim", json={"base_version": 1}),
+        "unclaim_candidate": Case("POST", f"{c}/unclaim", json={"base_version": 1}),
+        "reopen_candidate": Case("POST", f"{c}/reopen", json={"base_version": 1}),
         "edit_candidate_task": Case(
-            "PUT", f"{c}/task", json={"base_version": 1, "task": {}}, headers=_WHO
+            "PUT", f"{c}/task", json={"base_version": 1, "task": {}}
         ),
         "decide_candidate": Case(
-            "POST", f"{c}/decision", json={"base_version": 1, "decision": "approve"}, headers=_WHO
+            "POST", f"{c}/decision", json={"base_version": 1, "decision": "approve"}
         ),
         "redact_candidate": Case(
             "POST",
             f"{c}/redact",
             json={"base_version": 1, "deny_strings": {"NAME": ["x"]}},
-            headers=_WHO,
         ),
         "record_leak_exception": Case(
             "POST",
             "/api/promote/leak-exceptions",
             json={"evalset": "default", "task_id": "t-1", "path": "$.prompt", "entity": "NAME",
                   "reason": "checked"},
-            headers=_WHO,
         ),
         "get_trial_side_effects": Case("GET", f"/api/trials/{TRIAL}/side-effects", read=True),
         "diff_side_effects": Case("POST", "/api/side-effects/diff", json=_DIFF, b_status=200),
@@ -160,8 +168,11 @@ def _ops(app: Any) -> dict[str, str]:
 
 
 @pytest.fixture
-def two_projects(store: Store, tmp_path: Any) -> Iterator[tuple[str, Any, str, dict[str, str]]]:
-    """A server over a store where project A has a trace, a drafted candidate; keys of A and B."""
+def two_projects(
+    store: Store, tmp_path: Any
+) -> Iterator[tuple[str, Any, str, dict[str, str], str]]:
+    """A server over a store where A has a trace, a drafted candidate; keys of A and B (every
+    scope, identities alice and mallory) and the id of a spare key of A."""
     spans = refund_trace(1, error="refund API down") + agent_trace(
         tid(2),
         "Please move my deliveries to 12 Elm Road",
@@ -178,9 +189,10 @@ def two_projects(store: Store, tmp_path: Any) -> Iterator[tuple[str, Any, str, d
     redact_candidates(store, project=A)
     cands = draft_candidates(store, project=A)
     cid = next(c.candidate_id for c in cands if c.trace_id == TRACE)
-    keys = {A: create_key(store, A), B: create_key(store, B)}
+    keys = {A: create_key(store, A, _ALL, name="alice"), B: create_key(store, B, _ALL, name="mallory")}
+    spare = create_key(store, A, ["read"], name="spare").split("_")[1]
     with running_server(store, tmp_path / "wal", decode_workers=0) as (url, app):
-        yield url, app, cid, keys
+        yield url, app, cid, keys, spare
 
 
 def _send(client: httpx.Client, case: Case, key: str | None, **extra: str) -> httpx.Response:
@@ -203,8 +215,8 @@ def _snapshot(client: httpx.Client, table: dict[str, Case], key: str) -> dict[st
 
 
 def test_every_route_is_isolated_by_project(two_projects, store: Store) -> None:  # noqa: ANN001
-    url, app, cid, keys = two_projects
-    table = cases(cid)
+    url, app, cid, keys, spare = two_projects
+    table = cases(cid, spare)
     served = _ops(app)
     assert set(served) - OPEN_OPS == set(table), (
         "every route needs an isolation case here (or, if it holds no project data, OPEN_OPS)"
@@ -223,11 +235,11 @@ def test_every_route_is_isolated_by_project(two_projects, store: Store) -> None:
             r = client.get(served[op])
             assert r.status_code == 200 and A not in r.text and TRACE not in r.text, op
 
-        # A's own state: a claim by alice (reviewer from the header), a stored side-effect result
+        # A's own state: a claim by alice (the key's identity), a stored side-effect result
         r = client.post(
             f"/api/promote/candidates/{cid}/claim",
             json={"base_version": 0},
-            headers={"authorization": f"Bearer {keys[A]}", "x-flywheel-reviewer": "alice"},
+            headers={"authorization": f"Bearer {keys[A]}"},
         )
         assert r.status_code == 200 and r.json()["claimed_by"] == "alice", r.text
         r = _send(client, table["diff_side_effects"], keys[A])
@@ -240,6 +252,10 @@ def test_every_route_is_isolated_by_project(two_projects, store: Store) -> None:
         assert _send(client, table["list_traces"], keys[B]).json()["traces"] == []
         assert _send(client, table["list_review_queue"], keys[B]).json()["items"] == []
         assert _send(client, table["list_reviewer_progress"], keys[B]).json() == []
+        assert {k["identity"] for k in _send(client, table["list_keys"], keys[B]).json()} == {
+            "mallory"}
+        b_audit = _send(client, table["list_audit"], keys[B]).json()
+        assert b_audit and {e["project"] for e in b_audit} == {B}
         for op, case in table.items():
             r = _send(client, case, keys[B])
             assert r.status_code == case.b_status, (op, r.status_code, r.text)
@@ -258,5 +274,5 @@ def test_every_route_is_isolated_by_project(two_projects, store: Store) -> None:
         {"t": TRACE},
     )
     assert [r["p"] for r in rows] == [A, B]
-    events = store.query("SELECT DISTINCT project_id, reviewer FROM promote_review_events")
+    events = store.query("SELECT DISTINCT project_id, reviewer FROM review_events")
     assert [(e["project_id"], e["reviewer"]) for e in events] == [(A, "alice")]

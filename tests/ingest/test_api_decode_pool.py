@@ -43,7 +43,7 @@ def _body(trace_hex: str) -> bytes:
 
 
 def test_pool_decodes_rejects_and_survives_a_dead_worker(store: Store, tmp_path) -> None:  # noqa: ANN001
-    key = create_key(store, "team-a")
+    key = create_key(store, "team-a", ["ingest"], name="agent")
     with running_server(store, tmp_path / "wal", decode_workers=1) as (url, app):
         auth = {**JSON, "authorization": f"Bearer {key}"}
         assert app.state.decode_pool is not None

@@ -14,6 +14,9 @@ from flywheel.ingest._api_traces import router
 
 from flywheel import FlywheelError, Settings, Store
 from flywheel._app import create_app, error_body
+from flywheel._auth import KeyCache
+from flywheel._authz import AuthMiddleware
+from tests._auth import LOCAL
 from tests.ingest.test_read import MS, T0, A, B, C, seeded_store
 
 
@@ -32,6 +35,7 @@ def minimal_app(store: Any, project: str = "default") -> FastAPI:
         return JSONResponse({"error": {"type": "UserError", "message": str(exc.errors()[0])}}, 400)
 
     app.include_router(router)
+    app.add_middleware(AuthMiddleware, cache=KeyCache(store), settings=app.state.settings)
     return app
 
 
@@ -43,7 +47,7 @@ def seeded(chdb_dir: str) -> Iterator[Store]:
 @pytest.fixture
 async def client(seeded: Store) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=minimal_app(seeded))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+    async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as c:
         yield c
 
 
@@ -149,7 +153,7 @@ async def test_get_unknown_trace_is_404(client):
 
 async def test_project_comes_from_settings(seeded):
     transport = httpx.ASGITransport(app=minimal_app(seeded, project="p2"))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+    async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as c:
         assert _ids(await c.get("/api/traces")) == ["d" * 32]
         assert (await c.get(f"/api/traces/{A}")).status_code == 404
 
@@ -179,7 +183,7 @@ async def test_routes_declare_operation_summary_and_errors(seeded):
 async def test_mounted_by_create_app(seeded):
     """The platform's app factory mounts this router with its own error mapping."""
     app = create_app(Settings(store=seeded.url), seeded)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=LOCAL) as c:
         assert _ids(await c.get("/api/traces", params={"tool": "search_catalog"})) == [B]
         assert (await c.get("/api/traces", params={"limit": 0})).status_code == 400
         assert (await c.get(f"/api/traces/{'e' * 32}")).status_code == 404

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flywheel import Settings, create_app
+from tests._auth import LOCAL
 from tests.ingest.otlp_strategies import otlp_bodies
 
 
@@ -23,7 +24,7 @@ def test_fuzzed_bodies_never_5xx(store, tmp_path):
     async def run(bodies):
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as c:
                 for ctype, encoding, body in bodies:
                     headers = {"content-type": ctype}
                     if encoding:

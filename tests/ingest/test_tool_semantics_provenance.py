@@ -9,7 +9,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from flywheel import Settings, create_app
+from flywheel import Settings, create_app, read_audit
+from tests._auth import LOCAL
 from flywheel.cli import cli
 from flywheel.ingest import infer_provenance
 
@@ -121,7 +122,7 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 async def test_api_shows_sources_and_answers_400_on_bad_entries(store) -> None:
     app = create_app(Settings(), store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=LOCAL) as c:
         r = await c.put("/api/tools/PayNow", json={"effect": "sideways"})
         assert r.status_code == 400 and "tool 'PayNow': field effect" in r.text
         r = await c.put("/api/tools/PayNow", json={"effect": "additive", "touches": ["money"]})
@@ -131,3 +132,5 @@ async def test_api_shows_sources_and_answers_400_on_bad_entries(store) -> None:
         names = [t["name"] for t in (await c.get("/api/tools")).json()["tools"]]
         assert "PayNow" in names
         assert (await c.get("/api/tools/wire-funds")).json()["writes"] is True
+    [entry] = read_audit(store, action="config.tools")  # a tool override is a config change
+    assert entry.target == "PayNow" and entry.actor.startswith("local:")

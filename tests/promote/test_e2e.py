@@ -27,6 +27,7 @@ from flywheel.promote import (
 )
 
 from flywheel import Settings, Store, create_app
+from tests._auth import LOCAL, Reviewers, key_headers
 from flywheel._clikit import CliContext
 from tests.promote.test_sampling import agent_trace, insert, tid
 
@@ -103,8 +104,13 @@ def _support_trace(
 
 
 def _client(store: Store) -> httpx.AsyncClient:
+    """A client with a read key; ``client.reviewers[name]`` are the headers of a review key."""
     app = create_app(Settings(), store)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=LOCAL, headers=key_headers(store, "read")
+    )
+    client.reviewers = Reviewers(store)  # type: ignore[attr-defined]
+    return client
 
 
 def _pipeline(store: Store, policy: SamplingPolicy) -> list[str]:
@@ -119,7 +125,7 @@ def _pipeline(store: Store, policy: SamplingPolicy) -> list[str]:
 async def _approve(
     client: httpx.AsyncClient, cid: str, who: str, edit: Any = None
 ) -> dict[str, Any]:
-    h = {"X-Flywheel-Reviewer": who}
+    h = client.reviewers[who]  # type: ignore[attr-defined]
     detail = (await client.get(f"/api/promote/candidates/{cid}")).json()
     v = detail["review"]["version"]
     r = await client.post(
@@ -226,12 +232,12 @@ async def test_end_to_end(store: Store, tmp_path: Path) -> None:
 
         # -- writes need a reviewer; a stale decision is a 409 and overwrites nothing
         r = await client.post(f"/api/promote/candidates/{refund}/claim", json={"base_version": 0})
-        assert r.status_code == 400 and "X-Flywheel-Reviewer" in r.json()["error"]["message"]
+        assert r.status_code == 403 and "scope review" in r.json()["error"]["message"]
         await _approve(client, refund, "alice", edit=_fix_state)
         r = await client.post(
             f"/api/promote/candidates/{refund}/decision",
             json={"base_version": 1, "decision": "reject", "reason": "dup"},
-            headers={"X-Flywheel-Reviewer": "bob"},
+            headers=client.reviewers["bob"],
         )
         assert r.status_code == 409 and r.json()["error"]["type"] == "ConflictError"
         after = (await client.get(f"/api/promote/candidates/{refund}")).json()["review"]
@@ -292,7 +298,7 @@ async def test_end_to_end(store: Store, tmp_path: Path) -> None:
     changed_cid, removed_cid = others
     async with _client(store) as client:
         await _approve(client, new[0], "carol")
-        h = {"X-Flywheel-Reviewer": "carol"}
+        h = client.reviewers["carol"]
         for cid, final in ((changed_cid, "approve"), (removed_cid, "reject")):
             v = (await client.get(f"/api/promote/candidates/{cid}")).json()["review"]["version"]
             r = await client.post(
@@ -404,7 +410,7 @@ async def test_end_to_end_on_agent_harness_traces(store: Store, tmp_path: Path) 
     async with _client(store) as client:
         for c in drafted:
             if c.source == "failure":
-                h = {"X-Flywheel-Reviewer": "dana"}
+                h = client.reviewers["dana"]
                 r = await client.post(
                     f"/api/promote/candidates/{c.candidate_id}/claim",
                     json={"base_version": 0},

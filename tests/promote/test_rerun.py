@@ -22,6 +22,7 @@ from flywheel.promote import (
 )
 
 from flywheel import ConflictError, Settings, Store, UserError, create_app
+from tests._auth import LOCAL, Reviewers, key_headers
 from tests.promote.test_sampling import agent_trace, insert, tid
 
 pytestmark = pytest.mark.anyio
@@ -132,11 +133,13 @@ async def test_rerun_errors(one: tuple[Store, str]) -> None:
 async def test_redact_route(one: tuple[Store, str]) -> None:
     store, cid = one
     app = create_app(Settings(), store)
-    h = {"X-Flywheel-Reviewer": "alice"}
+    h = Reviewers(store)["alice"]
+    reader = key_headers(store, "read")
     body = {"base_version": 1, "key_rules": {}, "deny_strings": {"NAME": ["Zorq Vantablack"]}}
     url = f"/api/promote/candidates/{cid}/redact"
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-        assert (await c.post(url, json=body)).status_code == 400  # no reviewer
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=LOCAL, headers=reader) as c:
+        assert (await c.post(url, json=body)).status_code == 403  # a read key is no reviewer
         r = await c.post("/api/promote/candidates/cand-nope/redact", json=body, headers=h)
         assert r.status_code == 404
         assert (

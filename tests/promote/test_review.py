@@ -24,6 +24,7 @@ from flywheel.promote import (
 )
 
 from flywheel import ConflictError, Settings, Store, UserError, create_app
+from tests._auth import LOCAL, Reviewers, key_headers
 from tests.promote.test_sampling import agent_trace, insert, refund_trace, tid
 
 
@@ -219,15 +220,18 @@ def anyio_backend() -> str:
 async def test_api_errors_and_openapi(drafted: tuple[Store, list[str]]) -> None:
     store, (cid, other) = drafted
     app = create_app(Settings(), store)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+    who = Reviewers(store)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=LOCAL, headers=who["reader"]) as c:
         r = await c.get("/api/promote/candidates/cand-nope")
         assert r.status_code == 404 and r.json()["error"]["type"] == "NotFoundError"
         r = await c.post(
             f"/api/promote/candidates/{cid}/decision",
             json={"base_version": 0, "decision": "approve"},
+            headers=key_headers(store, "read"),
         )
-        assert r.status_code == 400
-        h = {"X-Flywheel-Reviewer": "alice"}
+        assert r.status_code == 403  # a read key is no reviewer
+        h = who["alice"]
         r = await c.post(
             f"/api/promote/candidates/{cid}/decision",
             json={"base_version": 0, "decision": "maybe"},
@@ -242,7 +246,7 @@ async def test_api_errors_and_openapi(drafted: tuple[Store, list[str]]) -> None:
         r = await c.post(
             f"/api/promote/candidates/{cid}/claim",
             json={"base_version": 0},
-            headers={"X-Flywheel-Reviewer": "bob"},
+            headers=who["bob"],
         )
         assert r.status_code == 409 and "nothing was overwritten" in r.json()["error"]["message"]
         r = await c.put(

@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from flywheel import Settings, create_app
+from tests._auth import LOCAL
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +31,7 @@ async def test_diff_store_and_read_back(store) -> None:  # noqa: ANN001 - confte
         "trial_id": "api-1",
     }
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+    async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as c:
         r = await c.post("/api/side-effects/diff", json=body)
         assert r.status_code == 200, r.text
         out = r.json()

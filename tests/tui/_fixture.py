@@ -78,10 +78,21 @@ def demo_app(store: Store, reviewer: str = "alice") -> Any:
 
     from flywheel import Settings, create_app
 
+    from tests._auth import new_key
+
     api = create_app(Settings(), store)
     now = sampled_at(store) + 2 * 3600 * 1_000_000_000
-    return make_app("http://flywheel.test", reviewer=reviewer,
+    return make_app("http://flywheel.test", reviewer=reviewer, api_key=new_key(store, name=reviewer),
                     transport=httpx.ASGITransport(app=api), clock=lambda: now)
+
+
+def reviewer_app(url: str, store: Store, reviewer: str) -> Any:
+    """The app at ``url`` with a fresh read + review key of ``reviewer`` (its identity)."""
+    from flywheel.tui import make_app
+
+    from tests._auth import new_key
+
+    return make_app(url, reviewer=reviewer, api_key=new_key(store, name=reviewer))
 
 
 async def settle(pilot: Any) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from flywheel.promote import read_events
-from flywheel.tui import make_app
 from flywheel.tui.screens.queue import QueueScreen
 from flywheel.tui.screens.trace import TraceScreen
 from flywheel.tui.widgets import Banner
@@ -12,7 +11,7 @@ from textual.widgets import DataTable
 
 from flywheel import Store
 
-from ._fixture import settle
+from ._fixture import reviewer_app, settle
 from .test_review_flow import text
 
 pytestmark = pytest.mark.anyio
@@ -22,7 +21,7 @@ async def test_stale_claim_after_another_reviewer_decided(
     drafted: tuple[Store, list[str]], api: str
 ) -> None:
     store, _ = drafted
-    alice, bob = make_app(api, reviewer="alice"), make_app(api, reviewer="bob")
+    alice, bob = reviewer_app(api, store, "alice"), reviewer_app(api, store, "bob")
     async with alice.run_test(size=(80, 24)) as pa, bob.run_test(size=(80, 24)) as pb:
         await settle(pa)
         await settle(pb)  # bob's queue shows the first candidate open at review v0
@@ -51,7 +50,7 @@ async def test_decision_without_the_claim_is_refused_and_shown(
     drafted: tuple[Store, list[str]], api: str
 ) -> None:
     store, _ = drafted
-    alice, bob = make_app(api, reviewer="alice"), make_app(api, reviewer="bob")
+    alice, bob = reviewer_app(api, store, "alice"), reviewer_app(api, store, "bob")
     async with alice.run_test(size=(80, 24)) as pa, bob.run_test(size=(80, 24)) as pb:
         await settle(pa)
         await pa.press("n")  # alice holds the first candidate

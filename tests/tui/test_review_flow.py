@@ -6,7 +6,6 @@ import json
 
 import pytest
 from flywheel.promote import read_events
-from flywheel.tui import make_app
 from flywheel.tui.screens.editor import EditorScreen
 from flywheel.tui.screens.queue import QueueScreen
 from flywheel.tui.screens.trace import TraceScreen
@@ -16,7 +15,7 @@ from textual.widgets import DataTable, Select, Static, TextArea
 
 from flywheel import Store
 
-from ._fixture import settle
+from ._fixture import reviewer_app, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +28,7 @@ async def test_claim_inspect_edit_approve_then_reject(
     drafted: tuple[Store, list[str]], api: str
 ) -> None:
     store, ids = drafted
-    app = make_app(api, reviewer="alice")
+    app = reviewer_app(api, store, "alice")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, QueueScreen)

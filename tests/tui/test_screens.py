@@ -160,7 +160,7 @@ async def test_api_key_and_an_unreachable_server(drafted: tuple[Store, list[str]
     from flywheel import Settings, create_app, create_key
 
     store, _ = drafted
-    key = create_key(store, "default", "reviewers")
+    key = create_key(store, "default", ["read", "review"], name="alice")
     api = create_app(Settings(), store)
     for api_key, rows in ((key, 3), (None, 0)):
         app = make_app("http://t", reviewer="alice", api_key=api_key,
