@@ -80,3 +80,30 @@ async def test_claim_inspect_edit_approve_then_reject(
     assert events[first][2].task_sha256
     assert [(e.kind, e.reason) for e in events[second]] == [
         ("claim", ""), ("reject", "not a real failure")]
+
+
+async def test_flywheel_review_acts_as_the_key(
+    drafted: tuple[Store, list[str]], api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``flywheel review --api-key KEY`` (no ``--reviewer``): the app is the key's reviewer."""
+    from click.testing import CliRunner
+    from textual.app import App
+
+    from flywheel.cli import cli
+    from tests._auth import new_key
+
+    store, _ = drafted
+    key = new_key(store, "read", "review", name="dana")
+    started: list[App] = []
+    monkeypatch.setattr(App, "run", lambda self, *a, **kw: started.append(self))
+    r = CliRunner().invoke(cli, ["review", "--url", api, "--api-key", key])
+    assert r.exit_code == 0, r.output
+    [app] = started
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("n")  # claim next
+        await settle(pilot)
+        assert isinstance(app.screen, TraceScreen)
+        assert "claimed by dana" in text(pilot, "#head")
+        cid = app.screen.candidate_id
+    assert [(e.kind, e.reviewer) for e in read_events(store)[cid]] == [("claim", "dana")]
