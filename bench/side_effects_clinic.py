@@ -34,6 +34,10 @@ while the analysis was tuned: ``--corpus estate`` gives figures on data the
 code was not shaped on.
 
 Run: python bench/side_effects_clinic.py [--corpus clinic|estate]
+Prints Wilson 95 % intervals; exits 1 when a target of issues 25/26 is missed
+(a false critical event or scope violation on a benign run, omission recall
+below 0.95, extras recall below 1.0, an extra not blocking, call attribution
+below 0.97).
 """
 
 from __future__ import annotations
@@ -97,13 +101,16 @@ class Formats:
         self.n += 1
         path = self.tmp / f"s{self.n}.db"
         con = sqlite3.connect(path)
+        con.execute("PRAGMA journal_mode=OFF")  # a scratch file: no journal, no fsync
+        con.execute("PRAGMA synchronous=OFF")
         con.executescript(B.SQL_SCHEMA)
         for table, rows in B.to_rows(state).items():
             for row in rows.values():
                 cols = list(row)
                 marks = ", ".join("?" * len(cols))
+                names = ", ".join(f'"{c}"' for c in cols)
                 con.execute(
-                    f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})",
+                    f"INSERT INTO {table} ({names}) VALUES ({marks})",
                     [row[c] for c in cols],
                 )
         con.commit()
@@ -264,6 +271,22 @@ def evaluate(doc: dict[str, Any], fmt: str, mode: str, fm: Formats) -> Counter[s
     return c
 
 
+def misses(c: Counter[str]) -> list[str]:
+    """The targets of issues 25 and 26 this measurement misses (point estimates)."""
+    out = []
+    if c["benign_critical"] or c["benign_violation"]:
+        out.append("a benign run has a false critical event or scope violation (target 0)")
+    if c["omitted"] and c["omitted_found"] / c["omitted"] < 0.95:
+        out.append("omission recall below 0.95")
+    if c["extra_found"] < c["extra"]:
+        out.append("extras recall below 1.0")
+    if c["extras_blocking"] < c["extras_reported"]:
+        out.append("an extra does not block in the gate")
+    if c["attr"] and c["attr_ok"] / c["attr"] < 0.97:
+        out.append("call attribution below 0.97")
+    return out
+
+
 def main() -> None:
     """Print every figure for both formats and both scope modes."""
     global B
@@ -280,11 +303,13 @@ def main() -> None:
     )
     n = sum(len(i["runs"]) for i in doc["instances"])
     print(f"corpus: {doc['format']}, {len(doc['instances'])} instances, {n} runs")
+    missed: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         fm = Formats(Path(tmp))
         for fmt in ("json", "sql"):
             for mode in ("expected", "learned"):
                 c = evaluate(doc, fmt, mode, fm)
+                missed += [f"{fmt}/{mode}: {m}" for m in misses(c)]
                 print(f"\n{fmt} / scope {mode}:")
                 print(f"  benign runs with any false finding   {pct(c['benign_any'], c['benign'])}")
                 print(
@@ -319,6 +344,10 @@ def main() -> None:
                     print(f"    {line}")
                 if len(notes) > 12:
                     print(f"    ... {len(notes) - 12} more")
+    for m in missed:
+        print(f"MISSED {m}")
+    if missed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

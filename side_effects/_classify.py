@@ -71,7 +71,7 @@ from ._provenance import (
     private_values,
 )
 from ._records import RecordId, Snapshot, display_key
-from ._volatile import VolatileIndex
+from ._volatile import VolatileIndex, same_generator
 
 Verdict = Literal["noise", "order", "volatile", "expected", "allowed", "wrong", "outside"]
 
@@ -232,6 +232,18 @@ def _value_key(v: Any) -> str:
     return canon(v)
 
 
+def own_key(value: Any, key: Sequence[str]) -> bool:
+    """Whether a field holds one of its record's key parts (the record's identity, not content)."""
+    return (isinstance(value, str | int) and not isinstance(value, bool)) and str(value) in key
+
+
+def same_role_key(expected: tuple[str, ...], actual: tuple[str, ...]) -> bool:
+    """A pinned key and a record's key agree, generated parts matching by role."""
+    return len(expected) == len(actual) and all(
+        same_generator(e, a) for e, a in zip(expected, actual, strict=True)
+    )
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Equal values; numbers by value, lists of scalars by their members."""
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
@@ -252,8 +264,13 @@ class _ScopeMatcher:
     Expectations are indexed once (by record id, and creations by content
     signature), so matching n deltas against m expectations costs about n + m
     lookups, not n x m comparisons. A creation's signature leaves out id
-    fields, noise, fields volatile in this run, free-text fields and
-    constrained fields; the constraints are then checked on the candidate.
+    fields, fields holding the record's own key (its identity), noise, fields
+    volatile in this run, free-text fields and constrained fields; the
+    constraints are then checked on the candidate. A creation whose key the
+    scope pins matches only a record with that key, or with a key whose
+    differing parts look like other outputs of the same id generator
+    (``same_generator``): a generated id matches by role, a name the call
+    chose does not.
     """
 
     def __init__(
@@ -281,7 +298,7 @@ class _ScopeMatcher:
                 self.by_rid.setdefault((e.kind, e.resource_type, tuple(e.key)), []).append(e)
             if e.kind == "created":
                 skip = (tuple(e.ignore_fields), tuple(sorted(e.constraints)))
-                sig = self._signature(e.resource_type, e.fields, skip)
+                sig = self._signature(e.resource_type, e.fields, skip, tuple(e.key or ()))
                 group = self.creations.setdefault(e.resource_type, {}).setdefault(skip, {})
                 group.setdefault(sig, []).append(e)
 
@@ -299,11 +316,17 @@ class _ScopeMatcher:
         )
 
     def _signature(
-        self, rtype: str, fields: dict[str, Any], skip: tuple[tuple[str, ...], tuple[str, ...]]
+        self,
+        rtype: str,
+        fields: dict[str, Any],
+        skip: tuple[tuple[str, ...], tuple[str, ...]],
+        key: tuple[str, ...],
     ) -> Signature:
         return tuple(
             sorted(
-                (k, _value_key(v)) for k, v in fields.items() if not self.excluded(rtype, k, skip)
+                (k, _value_key(v))
+                for k, v in fields.items()
+                if not self.excluded(rtype, k, skip) and not own_key(v, key)
             )
         )
 
@@ -326,8 +349,13 @@ class _ScopeMatcher:
         fields = d.changed_fields()
         out = []
         for skip, group in self.creations.get(d.resource_type, {}).items():
-            sig = self._signature(d.resource_type, fields, skip)
-            out.extend(e for e in group.get(sig, ()) if self._constraints_hold(e, fields, d.key))
+            sig = self._signature(d.resource_type, fields, skip, d.key)
+            out.extend(
+                e
+                for e in group.get(sig, ())
+                if (e.key is None or same_role_key(tuple(e.key), d.key))
+                and self._constraints_hold(e, fields, d.key)
+            )
         return out
 
     def prematch(self, deltas: Sequence[Delta], transient: bool) -> None:
@@ -575,6 +603,11 @@ def _status(
     )
 
 
+def _key_field(fields: dict[str, Any], part: str) -> str | None:
+    """The field of a record that holds one of its key parts (a table's key column), if any."""
+    return next((p for p, v in fields.items() if own_key(v, (part,))), None)
+
+
 def _creation_fit(
     e: ExpectedDelta, d: Delta, m: _ScopeMatcher
 ) -> tuple[float, tuple[FieldVerdict, ...]]:
@@ -583,7 +616,18 @@ def _creation_fit(
     got = flat(d.after or {})
     verdicts = []
     equal = total = 0
+    ekey = tuple(e.key or ())
+    if e.key is not None and len(ekey) == len(d.key):
+        for j, (want, part) in enumerate(zip(ekey, d.key, strict=True)):
+            total += 1
+            if same_generator(want, part):
+                equal += 1
+            else:
+                name = _key_field(got, part) or _key_field(e.fields, want) or f"<key>[{j}]"
+                verdicts.append(FieldVerdict(name, "wrong", None, part, want, e.id, "key part"))
     for path, exp in e.fields.items():
+        if own_key(exp, ekey) and own_key(got.get(path), d.key):
+            continue
         if m.excluded(d.resource_type, path, skip):
             c = e.constraints.get(path)
             if c is not None and not m.holds(e, path, got, d.key):
@@ -616,7 +660,11 @@ def _creation_fit(
                     )
                 )
     for path, v in got.items():
-        if path not in e.fields and not m.excluded(d.resource_type, path, skip):
+        if (
+            path not in e.fields
+            and not m.excluded(d.resource_type, path, skip)
+            and not own_key(v, d.key)
+        ):
             verdicts.append(
                 FieldVerdict(path, "wrong", None, v, None, e.id, "not in the expected record")
             )

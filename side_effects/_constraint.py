@@ -21,7 +21,7 @@ from typing import Any
 from ._paths import canon, leaves
 from ._policy import Constraint
 from ._records import Snapshot
-from ._volatile import as_time, is_uuid
+from ._volatile import as_clock, is_uuid
 
 
 class StateValues:
@@ -114,7 +114,7 @@ def satisfies(
             and (c.max is None or value <= c.max)
         )
     if c.kind == "timestamp":
-        return as_time(value) is not None
+        return as_clock(value) is not None
     if c.kind == "uuid":
         return is_uuid(value)
     if c.kind == "increased":
@@ -153,7 +153,7 @@ def relax(values: Sequence[Any], befores: Sequence[Any] = (), runs: int = 0) -> 
         members = {canon(sorted(map(canon, v))) for v in values}
         if len(members) == 1:
             return Constraint(kind="set", values=list(values[0]), reason=f"{why} only in order")
-    if all(as_time(v) is not None for v in values):
+    if all(as_clock(v) is not None for v in values):
         return Constraint(kind="timestamp", reason=f"{why}; all timestamps")
     if all(is_uuid(v) for v in values):
         return Constraint(kind="uuid", reason=f"{why}; all UUIDs")

@@ -5,14 +5,18 @@ counter wrote, or every honest re-run fails. Three kinds, each recognised by
 the value's **type** and by its **change pattern** in this run's diff (no
 second run needed):
 
-* **clock** (``timestamp``): every new value is an ISO-8601 date-time with a
-  time of day, later than every value the same field held at s0 (the clock
+* **clock** (``timestamp``): every new value is a date-time -- ISO-8601 with
+  a time of day, or an integer of epoch seconds or milliseconds between 2000
+  and 2100 -- later than every value the same field held at s0 (the clock
   moves forward), and either the field's name says it records a time of
   writing (``Profile.clock_fields``: ``*_at``, ``*modified*``,
   ``*timestamp*``...), or it changed on every written record of its type (at
-  least two), or its every new value lies within an hour of a clock so named
-  in the same diff (written at the moment of the write). A date without a
-  time of day (a due date, an appointment day) is content, never volatile.
+  least two), or its every new value is to the second (non-zero seconds or
+  a fraction, an epoch off the minute: a machine's clock, where times people
+  choose fall on the minute), or its every new value lies within an hour of
+  a clock so recognised in the same diff (written at the moment of the
+  write). A date without a time of day (a due date, an appointment day) is
+  content, never volatile.
 * **generated id** (``uuid``): every new value is a UUID.
 * **counter** (``increased``): integers whose name says they count
   (``Profile.counter_fields``: ``*version*``, ``*revision*``, ``next_*``...)
@@ -60,6 +64,63 @@ def is_uuid(v: Any) -> bool:
 
 def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+_EPOCH = (946_684_800, 4_102_444_800)  # 2000-01-01 .. 2100-01-01, in seconds
+
+
+def as_clock(v: Any) -> dt.datetime | None:
+    """A date-time a clock could have written: ISO-8601 with a time of day, or epoch s / ms."""
+    if _int(v):
+        lo, hi = _EPOCH
+        if lo <= v < hi:
+            return dt.datetime.fromtimestamp(v, dt.UTC)
+        if lo * 1000 <= v < hi * 1000:
+            return dt.datetime.fromtimestamp(v / 1000, dt.UTC)
+        return None
+    return as_time(v)
+
+
+def to_the_second(v: Any) -> bool:
+    """A time written by a machine's clock: seconds or a fraction that are not zero."""
+    if _int(v):
+        return v % (60_000 if v >= _EPOCH[0] * 1000 else 60) != 0
+    t = as_time(v)
+    return t is not None and (t.second != 0 or t.microsecond != 0)
+
+
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
+def _separators(s: str) -> list[tuple[int, str]]:
+    return [(i, c) for i, c in enumerate(s) if not c.isalnum()]
+
+
+def same_generator(a: str, b: str) -> bool:
+    """Whether two different key parts look like two outputs of one id generator.
+
+    Generated ids carry digits and keep one shape: two UUIDs; the same text
+    around different numbers (``INV-5060`` / ``INV-5061``, ``10`` / ``11``);
+    or the same length and separators with digits in both (random slugs
+    ``p_f8bb256a`` / ``p_33bfdaef``, ULIDs). Names a call chose (``Dora`` /
+    ``Charlie``, ``general`` / ``general#2``) and addresses (``@``, spaces)
+    do not.
+    """
+    if a == b:
+        return True
+    if is_uuid(a) and is_uuid(b):
+        return True
+    if any(c in x for x in (a, b) for c in "@ "):
+        return False
+    skel = _DIGIT_RUNS.sub("#", a)
+    if "#" in skel and skel == _DIGIT_RUNS.sub("#", b):
+        return True
+    return (
+        len(a) == len(b)
+        and any(c.isdigit() for c in a)
+        and any(c.isdigit() for c in b)
+        and _separators(a) == _separators(b)
+    )
 
 
 _HOUR = dt.timedelta(hours=1)
@@ -134,8 +195,8 @@ class VolatileIndex:
             v = self._judge(rtype, g, vals, every_write=every)
             if v is not None:
                 self.found[(rtype, g)] = v
-                if v.kind == "timestamp" and (rtype, g) in named:
-                    self._clock += [t for _, a, _ in vals if (t := as_time(a)) is not None]
+                if v.kind == "timestamp" and not v.reason.endswith("the write's clock"):
+                    self._clock += [t for _, a, _ in vals if (t := as_clock(a)) is not None]
 
     def get(self, rtype: str, path: str) -> Volatile | None:
         """The finding for one field of one type, or None."""
@@ -162,22 +223,25 @@ class VolatileIndex:
         afters = [a for _, a, _ in vals]
         if all(is_uuid(a) for a in afters):
             return Volatile("uuid", "a generated UUID")
-        times = [as_time(a) for a in afters]
+        times = [as_clock(a) for a in afters]
         if all(t is not None for t in times):
-            olds = [t for v in self._old_values(rtype, g) if (t := as_time(v)) is not None]
-            olds += [t for b, _, _ in vals if (t := as_time(b)) is not None]
+            olds = [t for v in self._old_values(rtype, g) if (t := as_clock(v)) is not None]
+            olds += [t for b, _, _ in vals if (t := as_clock(b)) is not None]
             latest = max(olds, default=None)
             later = latest is None or all(t > latest for t in times if t is not None)
             named = glob_any(name, self.profile.clock_fields)
             near = bool(self._clock) and all(
                 t is not None and min(abs(t - c) for c in self._clock) <= _HOUR for t in times
             )
-            if later and (named or every_write or near):
+            precise = all(to_the_second(a) for a in afters)
+            if later and (named or every_write or precise or near):
                 why = (
                     "its name records a time of writing"
                     if named
                     else "set on every write"
                     if every_write
+                    else "written to the second"
+                    if precise
                     else "written with the write's clock"
                 )
                 return Volatile("timestamp", f"a timestamp later than every s0 value; {why}")
