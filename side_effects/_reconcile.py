@@ -200,6 +200,19 @@ def _contains_key(args: dict[str, Any], key: Sequence[Any]) -> list[str]:
     return [str(a)[:60] for a in _scalars(args) if any(k in _norm(a) for k in ks)]
 
 
+def _held(d: Delta) -> list[Any]:
+    """Scalar fields a record holds at its top level and the delta did not write (its unit)."""
+    written = {_norm(v) for v in _scalars(d.changed_fields())}
+    return [
+        v
+        for v in (d.before or d.after or {}).values()
+        if not isinstance(v, dict | list | bool)
+        and v is not None
+        and len(n := _norm(v)) >= 2
+        and n not in written
+    ]
+
+
 def _score_calls(
     d: Delta,
     calls: Sequence[ToolCall],
@@ -211,9 +224,11 @@ def _score_calls(
 
     Matches rank: the record's key as an argument (4), the key inside a longer
     argument such as a message body (3), a value the delta wrote (2), a part
-    of the key such as a search prefix (1.5), a record that refers to this one
-    in the state (1); then how many key parts are arguments; then the number
-    of arguments that matched anything; then the later call. A call counts as
+    of the key such as a search prefix (1.5), a record that refers to this
+    one in the state (1), a top-level value the record holds and kept (its
+    unit, named by a call that finds the record by it: 0.75); then how many
+    key parts are arguments; then the number of arguments that matched
+    anything; then the later call. A call counts as
     writing when its tool semantics say so or when it explained another delta
     of this run directly (``observed``).
     """
@@ -222,6 +237,7 @@ def _score_calls(
     if d.kind == "deleted":
         written += _scalars(d.before or {})
     linked: list[str] | None = None
+    held_vals: list[Any] | None = None
     best: tuple[int, int, float, int, int, int] | None = None
     best_i, best_hits = -1, ()
     ties: list[int] = []
@@ -241,12 +257,16 @@ def _score_calls(
             else 0
         )
         if not hits:
-            if links is None:
-                continue
-            if linked is None:
-                linked = links.referrers(d.key)
-            strength, hits = 1, argument_hits(c.args, linked) if linked else []
-            hits = [f"{h} (refers to {d.ref} in the state)" for h in hits]
+            if links is not None:
+                if linked is None:
+                    linked = links.referrers(d.key)
+                strength, hits = 1, argument_hits(c.args, linked) if linked else []
+                hits = [f"{h} (refers to {d.ref} in the state)" for h in hits]
+        if not hits:
+            if held_vals is None:
+                held_vals = _held(d)
+            held = _exact(c.args, held_vals)
+            strength, hits = 0.75, [f"{h} (a value {d.ref} holds)" for h in held]
         if not hits:
             continue
         score = (
@@ -268,30 +288,35 @@ def _score_calls(
 
 
 def _values(d: Delta) -> list[str]:
-    """Distinctive values a delta carries: its key and every value before and after."""
+    """Distinctive values a delta carries: its key and every value before and after (>= 3)."""
     raw = [*d.key, *_scalars(d.after or {}), *_scalars(d.before or {})]
-    return [n for v in raw if len(n := _norm(v)) >= 4]
+    return [n for v in raw if len(n := _norm(v)) >= 3]
+
+
+def _shares(m: str, t: str) -> bool:
+    """The same value (three characters or more), or one inside the other (four or more)."""
+    return m == t or (len(m) >= 4 and len(t) >= 4 and (m in t or t in m))
 
 
 def _co_written(d: Delta, explained: Sequence[tuple[Delta, Attribution]]) -> Attribution | None:
     """The attribution of a delta written with this one: they share a distinctive value.
 
     A counter that hands out the next invoice number changes in the same call
-    that creates ``INV-5060``; no argument names the counter, but the value
-    does. Values of the changed fields only on this side, so a record that
-    merely mentions another is not pulled in.
+    that creates ``INV-5060`` (or ticket ``579``); no argument names the
+    counter, but the value does. Values of the changed fields only on this
+    side, so a record that merely mentions another is not pulled in.
     """
     mine = [
         n
         for c in (d.changes if d.kind == "updated" else ())
         for v in (c.before, c.after)
         for x in _scalars(v)
-        if len(n := _norm(x)) >= 4
+        if len(n := _norm(x)) >= 3
     ] or [n for v in _scalars(d.after or d.before or {}) if len(n := _norm(v)) >= 4]
     best: tuple[int, Attribution, str] | None = None
     for other, a in explained:
         theirs = _values(other)
-        shared = [m for m in mine if any(m == t or m in t or t in m for t in theirs)]
+        shared = [m for m in mine if any(_shares(m, t) for t in theirs)]
         if shared and (best is None or len(shared) > best[0]):
             best = (len(shared), a, shared[0])
     if best is None:

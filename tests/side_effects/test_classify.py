@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from flywheel.values import value_fingerprint
 from flywheel.side_effects import (
     AllowRule,
     NoiseRule,
@@ -21,6 +20,8 @@ from flywheel.side_effects import (
     observations_from_provenance,
     transient_deltas,
 )
+
+from flywheel.values import value_fingerprint
 
 Rid = tuple[str, tuple[str, ...]]
 

@@ -194,3 +194,39 @@ def test_a_sent_then_deleted_mail_counts_through_the_calls_semantics_without_a_s
     residue = [d for d in r.classification.decisions if not d.transient]
     assert [d.delta.resource_type for d in residue] == ["mailbox.trash"]
     assert residue[0].outside_scope  # the copy left behind is a scope violation too
+
+
+def test_attribution_by_a_value_the_record_holds_and_by_a_short_counter_value() -> None:
+    """A fee charged by unit lands on the tenant living there; a ticket counter moves with 579."""
+    s0 = _snap(
+        {
+            "tenants": {
+                "ann@mail.example": {"unit": "4C", "owed": 10.0, "pets": [{"kind": "cat"}]},
+                "bo@mail.example": {"unit": "2A", "owed": 0.0, "pets": []},
+            },
+            "office": {"next_ticket": 579},
+            "tickets": [],
+        }
+    )
+    st = _snap(
+        {
+            "tenants": {
+                "ann@mail.example": {"unit": "4C", "owed": 35.0, "pets": [{"kind": "cat"}]},
+                "bo@mail.example": {"unit": "2A", "owed": 0.0, "pets": []},
+            },
+            "office": {"next_ticket": 580},
+            "tickets": [{"ticket_id": 579, "issue": "leaking tap", "unit": "2A"}],
+        }
+    )
+    calls = [
+        ToolCall(name="lookup_pets", args={"kind": "cat"}),
+        ToolCall(name="charge_fee", args={"unit_id": "4C", "fee": 25.0}),
+        ToolCall(name="open_ticket", args={"unit_id": "2A", "issue": "leaking tap"}),
+    ]
+    deltas = diff(s0, st)
+    rec = reconcile(calls, deltas, profile=default_profile(), states=(s0, st))
+    got = {a.delta_ref: a.call_indexes for a in rec.attributions}
+    assert got["tenants[ann@mail.example]"] == (1,)
+    assert got["tickets[579]"] == (2,)
+    assert got["office[]"] == (2,)
+    assert rec.unexplained == []
