@@ -237,10 +237,26 @@ def own_key(value: Any, key: Sequence[str]) -> bool:
     return (isinstance(value, str | int) and not isinstance(value, bool)) and str(value) in key
 
 
-def same_role_key(expected: tuple[str, ...], actual: tuple[str, ...]) -> bool:
+def same_key_part(expected: str, actual: str, state: StateValues | None) -> bool:
+    """One key part agrees: equal, or both new outputs of one id generator.
+
+    A part that names a record already there at s0 (the owner in a pet's
+    key ``owner/name``) is a reference and must be equal; only values the
+    run generated match by role.
+    """
+    if expected == actual:
+        return True
+    if state is not None and (state.is_key(expected) or state.is_key(actual)):
+        return False
+    return same_generator(expected, actual)
+
+
+def same_role_key(
+    expected: tuple[str, ...], actual: tuple[str, ...], state: StateValues | None = None
+) -> bool:
     """A pinned key and a record's key agree, generated parts matching by role."""
     return len(expected) == len(actual) and all(
-        same_generator(e, a) for e, a in zip(expected, actual, strict=True)
+        same_key_part(e, a, state) for e, a in zip(expected, actual, strict=True)
     )
 
 
@@ -270,7 +286,7 @@ class _ScopeMatcher:
     scope pins matches only a record with that key, or with a key whose
     differing parts look like other outputs of the same id generator
     (``same_generator``): a generated id matches by role, a name the call
-    chose does not.
+    chose, or a reference to a record there at s0, does not.
     """
 
     def __init__(
@@ -353,7 +369,7 @@ class _ScopeMatcher:
             out.extend(
                 e
                 for e in group.get(sig, ())
-                if (e.key is None or same_role_key(tuple(e.key), d.key))
+                if (e.key is None or same_role_key(tuple(e.key), d.key, self.state))
                 and self._constraints_hold(e, fields, d.key)
             )
         return out
@@ -620,7 +636,7 @@ def _creation_fit(
     if e.key is not None and len(ekey) == len(d.key):
         for j, (want, part) in enumerate(zip(ekey, d.key, strict=True)):
             total += 1
-            if same_generator(want, part):
+            if same_key_part(want, part, m.state):
                 equal += 1
             else:
                 name = _key_field(got, part) or _key_field(e.fields, want) or f"<key>[{j}]"

@@ -30,6 +30,15 @@ class StateValues:
     def __init__(self, snap: Snapshot | None) -> None:
         self.snap = snap
         self._index: dict[str, set[str]] | None = None
+        self._keys: set[str] | None = None
+
+    def is_key(self, value: Any) -> bool:
+        """Whether ``value`` is a key part of a record of the snapshot (a reference, not new)."""
+        if self.snap is None:
+            return False
+        if self._keys is None:
+            self._keys = {canon(k) for _, key in self.snap.raw for k in key}
+        return canon(value) in self._keys
 
     def types_of(self, value: Any) -> set[str]:
         """Resource types holding ``value`` somewhere (empty when absent or no snapshot)."""

@@ -107,3 +107,30 @@ def test_a_wrong_key_column_is_named_in_sqlite(tmp_path: Path) -> None:
     kinds = _findings(wrong_amount, lambda d: _sqlite(d, tmp_path))
     assert ("wrong_value", "payments[q_0c1d2e3f]", ("amount",)) in kinds
     assert all(k != "extra" for k, _, _ in kinds)
+
+
+def _pets_db(tmp: Path, pets: list[tuple[str, str]]) -> Snapshot:
+    path = tmp / f"p{len(list(tmp.iterdir()))}.db"
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE owners(handle TEXT PRIMARY KEY, n INTEGER);"
+        "CREATE TABLE pets(owner TEXT, name TEXT, species TEXT, PRIMARY KEY(owner, name));"
+        "INSERT INTO owners VALUES ('ann_k_1234', 1), ('bob_m_9876', 2);"
+    )
+    con.executemany("INSERT INTO pets VALUES (?, ?, 'dog')", pets)
+    con.commit()
+    con.close()
+    return snapshot("sqlite", path)
+
+
+def test_a_key_part_naming_a_record_already_there_must_be_equal(tmp_path: Path) -> None:
+    # a pet row filed under another existing owner is not the expected row, though
+    # the two handles have one shape (letters, digits, the same separators)
+    s0 = _pets_db(tmp_path, [])
+    scope = scope_from_snapshots(s0, _pets_db(tmp_path, [("ann_k_1234", "Luna")]))
+    r = analyze(s0, _pets_db(tmp_path, [("bob_m_9876", "Luna")]), scope=scope)
+    assert [(f.kind, f.fields) for f in r.findings] == [("wrong_value", ("owner",))]
+    # a new generated id in the same place still matches by role
+    scope2 = scope_from_snapshots(s0, _pets_db(tmp_path, [("ann_k_1234", "p_1a2b3c4d")]))
+    r2 = analyze(s0, _pets_db(tmp_path, [("ann_k_1234", "p_9f9f0e0e")]), scope=scope2)
+    assert r2.findings == []
