@@ -39,6 +39,64 @@ class CategoryTag:
     tier: Tier
 
 
+def _write_tags(d: Delta, real: list[FieldChange]) -> list[CategoryTag]:
+    """Destructive writes: a deletion, or an update that replaced or removed a value."""
+    if d.kind == "deleted":
+        return [CategoryTag("destructive_write", "CAT-DELETE", f"deleted {d.ref}", "irreversible")]
+    lost = [c.field for c in real if c.op in ("set", "removed") and c.before is not None]
+    if d.kind != "updated" or not lost:
+        return []
+    return [
+        CategoryTag(
+            "destructive_write",
+            "CAT-OVERWRITE",
+            f"overwrote {', '.join(lost)} of {d.ref}",
+            "reversible",
+        )
+    ]
+
+
+def _sink_tags(
+    d: Delta, declared_sink: bool, hidden_by: int | None, tiers: dict[str, Tier]
+) -> list[CategoryTag]:
+    """A sink write that was hidden again, and a write to a declared sink."""
+    tags = []
+    if hidden_by is not None and d.kind == "created":
+        tags.append(
+            CategoryTag(
+                "external_communication",
+                "CAT-HIDDEN",
+                f"{d.ref} was sent (step {d.step}) and deleted again (step {hidden_by}): "
+                "an external communication that was later hidden",
+                "irreversible",
+            )
+        )
+    if declared_sink:
+        tags.append(
+            CategoryTag(
+                "external_communication",
+                "CAT-SINK",
+                f"{d.kind} in external sink {d.resource_type}",
+                tiers["external_communication"],
+            )
+        )
+    return tags
+
+
+def _rule_tags(
+    d: Delta, real: list[FieldChange], profile: Profile, tiers: dict[str, Tier]
+) -> list[CategoryTag]:
+    """The profile's own rules that match the delta's kind, type and changed fields."""
+    changed = [c.field for c in real] if d.kind == "updated" else list(d.after or d.before or {})
+    return [
+        CategoryTag(r.category, r.id, r.reason or f"rule {r.id}", r.tier or tiers[r.category])
+        for r in profile.rules
+        if d.kind in r.kinds
+        and glob_any(d.resource_type, [r.resource_type])
+        and any(glob_any(f, r.fields) for f in changed)
+    ]
+
+
 def categories(
     d: Delta,
     real: list[FieldChange],
@@ -68,41 +126,9 @@ def categories(
                 tiers["external_communication"],
             )
         )
-    if d.kind == "deleted":
-        tags.append(
-            CategoryTag("destructive_write", "CAT-DELETE", f"deleted {d.ref}", "irreversible")
-        )
-    elif d.kind == "updated":
-        lost = [c.field for c in real if c.op in ("set", "removed") and c.before is not None]
-        if lost:
-            tags.append(
-                CategoryTag(
-                    "destructive_write",
-                    "CAT-OVERWRITE",
-                    f"overwrote {', '.join(lost)} of {d.ref}",
-                    "reversible",
-                )
-            )
+    tags += _write_tags(d, real)
     if sink and d.kind != "deleted":
-        if hidden_by is not None and d.kind == "created":
-            tags.append(
-                CategoryTag(
-                    "external_communication",
-                    "CAT-HIDDEN",
-                    f"{d.ref} was sent (step {d.step}) and deleted again (step {hidden_by}): "
-                    "an external communication that was later hidden",
-                    "irreversible",
-                )
-            )
-        if declared_sink:
-            tags.append(
-                CategoryTag(
-                    "external_communication",
-                    "CAT-SINK",
-                    f"{d.kind} in external sink {d.resource_type}",
-                    tiers["external_communication"],
-                )
-            )
+        tags += _sink_tags(d, declared_sink, hidden_by, tiers)
     if glob_any(d.resource_type, profile.permissions):
         tags.append(
             CategoryTag(
@@ -118,18 +144,7 @@ def categories(
                 "resource_creation", "CAT-CREATE", f"created {d.ref}", tiers["resource_creation"]
             )
         )
-    changed = [c.field for c in real] if d.kind == "updated" else list(d.after or d.before or {})
-    for r in profile.rules:
-        if (
-            d.kind in r.kinds
-            and glob_any(d.resource_type, [r.resource_type])
-            and any(glob_any(f, r.fields) for f in changed)
-        ):
-            tags.append(
-                CategoryTag(
-                    r.category, r.id, r.reason or f"rule {r.id}", r.tier or tiers[r.category]
-                )
-            )
+    tags += _rule_tags(d, real, profile, tiers)
     if sink and d.kind != "deleted":
         for mv in find_movement(d, profile, private, observations, fingerprint_fn):
             tags.append(

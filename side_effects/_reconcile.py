@@ -362,6 +362,58 @@ def _pair_twins(
             attributed[(d.rid, d.step)] = new
 
 
+def _call_findings(
+    calls: Sequence[ToolCall],
+    profile: Profile,
+    effect: set[int],
+    step_deltas: Sequence[Sequence[Delta]] | None,
+) -> list[CallFinding]:
+    """Writes that changed nothing, and (in replay) non-write calls that changed state."""
+    out = []
+    for i, c in enumerate(calls):
+        write = call_writes(profile, c)
+        if write and i not in effect:
+            reason = (
+                f"call failed ({(c.error or 'error')[:80]}); no state change, "
+                "consistent with the failure"
+                if c.status == "error"
+                else "reported success but changed no observed state"
+            )
+            out.append(CallFinding(i, c.name, c.span_id, c.status, "write_without_effect", reason))
+        elif not write and step_deltas is not None and step_deltas[i]:
+            refs = ", ".join(d.ref for d in step_deltas[i][:3])
+            out.append(
+                CallFinding(
+                    i,
+                    c.name,
+                    c.span_id,
+                    c.status,
+                    "read_call_wrote",
+                    f"non-write tool changed state: {refs}",
+                )
+            )
+    return out
+
+
+def _annotate(
+    classification: Classification,
+    attributed: dict[tuple[RecordId, int | None], Attribution],
+    calls: Sequence[ToolCall],
+) -> None:
+    """Fill each decision's span id, call indexes and attribution text."""
+    for dec in classification.decisions:
+        a = attributed.get((dec.delta.rid, dec.delta.step))
+        if a is not None:
+            dec.span_id = a.span_ids[-1]
+            dec.call_indexes = a.call_indexes
+            dec.attribution = (
+                f"{a.method}: call #{a.call_indexes[-1]} {calls[a.call_indexes[-1]].name}"
+                + (f" (matched {', '.join(a.evidence)})" if a.evidence else "")
+            )
+        else:
+            dec.attribution = "unexplained: no tool call explains this change"
+
+
 def reconcile(
     calls: Sequence[ToolCall],
     deltas: Sequence[Delta],
@@ -443,40 +495,7 @@ def reconcile(
             effect.update(a.call_indexes)
     if step_deltas is not None:
         effect = {i for i, step in enumerate(step_deltas) if step}
-    for i, c in enumerate(calls):
-        write = call_writes(profile, c)
-        if write and i not in effect:
-            reason = (
-                f"call failed ({(c.error or 'error')[:80]}); no state change, "
-                "consistent with the failure"
-                if c.status == "error"
-                else "reported success but changed no observed state"
-            )
-            out.calls.append(
-                CallFinding(i, c.name, c.span_id, c.status, "write_without_effect", reason)
-            )
-        elif not write and step_deltas is not None and step_deltas[i]:
-            refs = ", ".join(d.ref for d in step_deltas[i][:3])
-            out.calls.append(
-                CallFinding(
-                    i,
-                    c.name,
-                    c.span_id,
-                    c.status,
-                    "read_call_wrote",
-                    f"non-write tool changed state: {refs}",
-                )
-            )
+    out.calls = _call_findings(calls, profile, effect, step_deltas)
     if classification is not None:
-        for dec in classification.decisions:
-            a = attributed.get((dec.delta.rid, dec.delta.step))
-            if a is not None:
-                dec.span_id = a.span_ids[-1]
-                dec.call_indexes = a.call_indexes
-                dec.attribution = (
-                    f"{a.method}: call #{a.call_indexes[-1]} {calls[a.call_indexes[-1]].name}"
-                    + (f" (matched {', '.join(a.evidence)})" if a.evidence else "")
-                )
-            else:
-                dec.attribution = "unexplained: no tool call explains this change"
+        _annotate(classification, attributed, calls)
     return out
