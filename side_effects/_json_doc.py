@@ -20,7 +20,10 @@ without hints in most documents:
        a scalar with unique values: ``id``, ``id_``, ``_id``, ``uuid``, then
        ``<singular of the list's name>_id`` (``reservations`` ->
        ``reservation_id``, also camelCase ``reservationId``), then ``key``,
-       ``email``, ``name``, ``url``, ``path``;
+       ``email``, ``name``, ``url``, ``path``; at namespace level, failing
+       that, the id field of a sibling list whose records have largely the
+       same fields (an ``archive`` beside ``notices`` keeps ``notice_id``),
+       when unique here too;
     2. for lists of scalars: the value itself (set semantics; a repeated value
        gets ``#2``, ``#3``...), so removing one member of a list of users is a
        deletion of that user, not a shift of every later position;
@@ -238,7 +241,7 @@ class JsonDocumentAdapter:
                 else:
                     yield from self._struct(v, child, key)
             elif isinstance(v, list):
-                yield from self._list(v, child, key)
+                yield from self._list(v, child, key, (node, rtype))
             else:
                 fields[str(name)] = v
         if fields:
@@ -268,8 +271,43 @@ class JsonDocumentAdapter:
                 return f
         return None
 
-    def element_keys(self, items: list[Any], rtype: str = "") -> list[str]:
-        """Keys of a list's elements by the id-field / value / index rule."""
+    def _sibling_id(
+        self, items: list[dict[str, Any]], siblings: tuple[dict[str, Any], str]
+    ) -> str | None:
+        """The id field of a sibling list whose records have this list's shape (rule 1b).
+
+        An archive, a trash or a recalled list beside the collection its records
+        came from keeps their identity (``notice_id``), though its own name
+        does not give the field.
+        """
+        node, parent = siblings
+        mine = frozenset(items[0])
+        for name, other in node.items():
+            if other is items or not isinstance(other, list) or not other:
+                continue
+            if not all(isinstance(x, dict) for x in other):
+                continue
+            f = self._id_field(other, self._child(parent, str(name)))
+            theirs = frozenset(other[0])
+            if (
+                f is not None
+                and f in mine
+                and len(mine & theirs) * 2 >= len(mine | theirs)
+                and _unique(items, f)
+            ):
+                return f
+        return None
+
+    def element_keys(
+        self,
+        items: list[Any],
+        rtype: str = "",
+        siblings: tuple[dict[str, Any], str] | None = None,
+    ) -> list[str]:
+        """Keys of a list's elements by the id-field / value / index rule.
+
+        ``siblings``: the namespace the list sits in and its type, for rule 1b.
+        """
         if all(_scalar(x) for x in items):
             seen: dict[str, int] = {}
             out = []
@@ -281,12 +319,22 @@ class JsonDocumentAdapter:
             return out
         if items and all(isinstance(x, dict) for x in items):
             f = self._id_field(items, rtype)
+            if f is None and siblings is not None:
+                f = self._sibling_id(items, siblings)
+                if f is not None:
+                    self._id_cache[rtype] = f
             if f is not None:
                 return [_key_text(x[f]) for x in items]
         return [str(i) for i in range(len(items))]
 
-    def _list(self, items: list[Any], rtype: str, key: tuple[str, ...]) -> Iterator[Record]:
-        for k, x in zip(self.element_keys(items, rtype), items, strict=True):
+    def _list(
+        self,
+        items: list[Any],
+        rtype: str,
+        key: tuple[str, ...],
+        siblings: tuple[dict[str, Any], str] | None = None,
+    ) -> Iterator[Record]:
+        for k, x in zip(self.element_keys(items, rtype, siblings), items, strict=True):
             yield from self._elem(x, rtype, (*key, k))
 
     def _elem(self, x: Any, rtype: str, key: tuple[str, ...]) -> Iterator[Record]:

@@ -115,3 +115,24 @@ def test_names_identify_a_top_level_list_but_not_part_of_a_record() -> None:
     types = {rid[0] for rid in _snap(doc).raw}
     assert types == {"owners"}  # pets belong to their owner's record
     assert ("owners", ("a",)) in _snap(doc)
+
+
+def test_an_archive_beside_its_collection_keeps_the_records_identity() -> None:
+    notice = {"notice_id": "01JRQDZ6E0KPW5TXH6CVQ70TZJ", "to": "ann@x.org", "title": "Rent due"}
+    welcome = {"notice_id": "01J6WSW8ZM745ERMZ5EG87TEC2", "to": "bo@x.org", "title": "Welcome"}
+    before = {"notices": [welcome, notice], "archive": []}
+    after = {"notices": [welcome], "archive": [{**notice, "retracted": "2025-04-13T13:21:53Z"}]}
+    got = sorted((d.kind, d.ref) for d in diff(_snap(before), _snap(after)))
+    assert got == [
+        ("created", "archive[01JRQDZ6E0KPW5TXH6CVQ70TZJ]"),
+        ("deleted", "notices[01JRQDZ6E0KPW5TXH6CVQ70TZJ]"),
+    ]
+
+
+def test_a_list_of_another_shape_does_not_borrow_a_siblings_id() -> None:
+    # transactions name their account by account_id, unique only by chance here
+    doc = {
+        "accounts": [{"account_id": "A1", "owner": "ann", "iban": "DE1", "kind": "giro"}],
+        "transactions": [{"account_id": "A1", "amount": 5, "date": "2025-01-02"}],
+    }
+    assert ("transactions", ("0",)) in _snap(doc)
