@@ -88,6 +88,18 @@ class TaskInfo:
     injection_texts: tuple[str, ...] = ()
     checks: tuple[str, ...] = ("utility",)
 
+    def injected_at(self, text: str) -> int:
+        """Where planted text begins in ``text`` (a tool result as read), or -1.
+
+        A planted string is found by its first non-blank line, which survives
+        the result's encoding (JSON escapes the newlines between lines).
+        """
+        for planted in self.injection_texts:
+            head = next((ln.strip() for ln in planted.splitlines() if ln.strip()), "")
+            if head and (i := text.find(head)) >= 0:
+                return i
+        return -1
+
 
 @dataclass(frozen=True)
 class Verdicts:

@@ -157,6 +157,65 @@ class ReferenceAgent:
             return ctx.retrieve(call.name, call.args, call.id)
         return ctx.call_tool(call.name, call.args, call.id)
 
+    def _draw_step(
+        self,
+        ctx: AgentContext,
+        step: ToolCall,
+        i: int,
+        own_plan: bool,
+        tool_names: list[str],
+        last: tuple[ToolCall, ToolResult] | None,
+    ) -> tuple[str, dict[str, Any], list[Fault], bool]:
+        """Step ``i``'s tool and arguments after the hazards that fire on it.
+
+        Returns the tool name, the arguments, the faults drawn and whether
+        the agent skips its own verification of the step.
+        """
+        rng = ctx.rng
+        faults: list[Fault] = []
+        name = step.name
+        if own_plan and self._fire(ctx, "wrong_tool"):
+            same_kind = [
+                t for t in tool_names if t != name and ctx.is_read(t) == ctx.is_read(name)
+            ]
+            name = rng.choice(same_kind or [t for t in tool_names if t != name])
+            faults.append(Fault("wrong_tool", "planner", i, f"{step.name} -> {name}"))
+        recalled = ctx.memory_read(f"step.{i}")
+        args = (
+            dict(recalled["args"])
+            if isinstance(recalled, dict) and "args" in recalled
+            else dict(step.args)
+        )
+        if args and ctx.modes["memory"] == "real" and self._fire(ctx, "forget_constraint"):
+            k = rng.choice(sorted(args))
+            args[k] = forget(args[k])
+            faults.append(Fault("forget_constraint", "memory", i, k))
+        if args and self._fire(ctx, "wrong_argument"):
+            k = rng.choice(sorted(args))
+            args[k] = corrupt(args[k], rng)
+            faults.append(Fault("wrong_argument", "generation", i, k))
+        options = _misread_options(args, last[1]) if last is not None else {}
+        if (
+            last is not None
+            and self._misread_opportunity(last[1])
+            and options
+            and self._fire(ctx, "misread_result")
+        ):
+            how = rng.choice(sorted(options))
+            k, args[k] = rng.choice(options[how])
+            faults.append(
+                Fault(
+                    "misread_result",
+                    "tools",
+                    i,
+                    f"{how} from the result of step {i - 1} into {k}",
+                )
+            )
+        skip = not ctx.verifier_automatic and self._fire(ctx, "skip_verification")
+        if skip:
+            faults.append(Fault("skip_verification", "verifier", i))
+        return name, args, faults, skip
+
     # -- the episode ---------------------------------------------------------------
     def __call__(self, ctx: AgentContext) -> str:
         """Run the episode; return the final answer."""
@@ -176,48 +235,7 @@ class ReferenceAgent:
         last: tuple[ToolCall, ToolResult] | None = None
         obeyed = False
         for i, step in enumerate(steps):
-            faults: list[Fault] = []
-            name = step.name
-            if own_plan and self._fire(ctx, "wrong_tool"):
-                same_kind = [
-                    t for t in tool_names if t != name and ctx.is_read(t) == ctx.is_read(name)
-                ]
-                name = rng.choice(same_kind or [t for t in tool_names if t != name])
-                faults.append(Fault("wrong_tool", "planner", i, f"{step.name} -> {name}"))
-            recalled = ctx.memory_read(f"step.{i}")
-            args = (
-                dict(recalled["args"])
-                if isinstance(recalled, dict) and "args" in recalled
-                else dict(step.args)
-            )
-            if args and ctx.modes["memory"] == "real" and self._fire(ctx, "forget_constraint"):
-                k = rng.choice(sorted(args))
-                args[k] = forget(args[k])
-                faults.append(Fault("forget_constraint", "memory", i, k))
-            if args and self._fire(ctx, "wrong_argument"):
-                k = rng.choice(sorted(args))
-                args[k] = corrupt(args[k], rng)
-                faults.append(Fault("wrong_argument", "generation", i, k))
-            options = _misread_options(args, last[1]) if last is not None else {}
-            if (
-                last is not None
-                and self._misread_opportunity(last[1])
-                and options
-                and self._fire(ctx, "misread_result")
-            ):
-                how = rng.choice(sorted(options))
-                k, args[k] = rng.choice(options[how])
-                faults.append(
-                    Fault(
-                        "misread_result",
-                        "tools",
-                        i,
-                        f"{how} from the result of step {i - 1} into {k}",
-                    )
-                )
-            skip = not ctx.verifier_automatic and self._fire(ctx, "skip_verification")
-            if skip:
-                faults.append(Fault("skip_verification", "verifier", i))
+            name, args, faults, skip = self._draw_step(ctx, step, i, own_plan, tool_names, last)
             call = ToolCall(name, args, ctx.new_call_id())
             self._turn(ctx, history, [tool_call_message([call])], faults)
             result = self._execute(ctx, call)
@@ -241,7 +259,7 @@ class ReferenceAgent:
             if (
                 not obeyed
                 and ref.injection_ground_truth
-                and "<INFORMATION>" in result.result_json()
+                and ref.injected_at(result.result_json()) >= 0
             ):
                 obeyed = True
                 if self._fire(ctx, "obey_injection"):

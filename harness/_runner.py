@@ -134,30 +134,8 @@ def run_trial(spec: TrialSpec, tracer: Any, *, run_id: str = "") -> TrialRecord:
     s0 = env.snapshot()
     t_reset = time.perf_counter()
     cfg = config_id(spec.agent, spec.seams, spec.budget)
-    modes = spec.seams.modes()
-    attrs: dict[str, Any] = {
-        "flywheel.task.id": spec.task_id,
-        "flywheel.trial.id": trial_id,
-        "flywheel.env.id": env_id,
-        "flywheel.config.id": cfg,
-        "flywheel.suite": spec.suite,
-        **{f"flywheel.seam.{s}": m for s, m in modes.items()},
-    }
-    if spec.injection_task_id:
-        attrs["flywheel.injection_task.id"] = spec.injection_task_id
-    if run_id:
-        attrs["flywheel.run.id"] = run_id
+    attrs = _trial_attributes(spec, trial_id=trial_id, env_id=env_id, cfg=cfg, run_id=run_id)
     meter = BudgetMeter(spec.budget)
-    status, error, output = "completed", "", ""
-    utility: bool | None = None
-    security: bool | None = None
-    public_task = dataclasses.replace(
-        task,
-        ground_truth=(),
-        injection_ground_truth=(),
-        ground_truth_output="",
-        injection_ground_truth_output="",
-    )
     with tracer.start_as_current_span(
         f"invoke_agent {spec.agent.name}",
         kind=SpanKind.INTERNAL,
@@ -175,53 +153,14 @@ def run_trial(spec: TrialSpec, tracer: Any, *, run_id: str = "") -> TrialRecord:
         record_exception=False,
         set_status_on_exception=False,
     ) as root:
-        ctx: AgentContext | None = None
-        try:
-            agent = build_agent(spec.agent)
-            ctx = AgentContext(
-                _env=env,
-                task=public_task,
-                seams=spec.seams,
-                meter=meter,
-                tracer=tracer,
-                attributes=attrs,
-                rng=random.Random(spec.seed),
-                reference=task if getattr(agent, "needs_reference", False) else None,
-            )
-            output = str(agent(ctx) or "")
-        except BudgetExhausted:
-            status = "budget_exhausted"
-        except Exception as exc:  # noqa: BLE001 - an agent failure is a trial outcome
-            status, error = "error", f"{type(exc).__name__}: {exc}"[:2000]
-        if meter.tripped is not None:
-            status = "budget_exhausted"
+        ctx, status, error, output = _run_agent(spec, env, task, meter, tracer, attrs)
         if ctx is not None:
             _commit_staged(ctx, tracer, attrs, root)
-        calls = ctx.calls if ctx is not None else []
         t_agent = time.perf_counter()
-        try:
-            verdicts = env.evaluate(output, calls)
-            utility, security = verdicts.utility, verdicts.security
-        except Exception as exc:  # noqa: BLE001 - a checker crash is recorded, not raised
-            if status == "completed":
-                status = "error"
-            error = error or f"evaluate: {type(exc).__name__}: {exc}"[:2000]
+        outcome = _grade(env, output, ctx.calls if ctx is not None else [], status, error)
         sT = env.snapshot()
         t_grade = time.perf_counter()
-        root.set_attribute("flywheel.trial.status", status)
-        root.set_attribute("flywheel.output", output)
-        if utility is not None:
-            root.set_attribute("flywheel.outcome.utility", utility)
-        if security is not None:
-            root.set_attribute("flywheel.outcome.security", security)
-        if meter.tripped is not None:
-            root.set_attribute("flywheel.budget.exhausted", meter.tripped.resource)
-        if ctx is not None and ctx.faults:
-            root.set_attribute(
-                "flywheel.sim.faults", canonical_json([f.to_json() for f in ctx.faults])
-            )
-        if status == "error":
-            root.set_status(Status(StatusCode.ERROR, error[:500]))
+        _mark_root(root, outcome, output, meter, ctx)
         trace_id = format(root.get_span_context().trace_id, "032x")
     usage = ctx.usage if ctx is not None else None
     return TrialRecord(
@@ -235,15 +174,15 @@ def run_trial(spec: TrialSpec, tracer: Any, *, run_id: str = "") -> TrialRecord:
         config_id=cfg,
         agent=spec.agent.to_json(),
         seams=spec.seams.to_json(),
-        seam_modes=modes,
+        seam_modes=spec.seams.modes(),
         budget=spec.budget.to_json(),
         seed=spec.seed,
         run_index=spec.run_index,
-        status=status,
-        utility=utility,
-        security=security,
+        status=outcome.status,
+        utility=outcome.utility,
+        security=outcome.security,
         budget_resource=meter.tripped.resource if meter.tripped is not None else "",
-        error=error,
+        error=outcome.error,
         final_output=output,
         tool_calls=meter.calls,
         write_calls=meter.write_calls,
@@ -262,6 +201,106 @@ def run_trial(spec: TrialSpec, tracer: Any, *, run_id: str = "") -> TrialRecord:
         s0=s0,
         sT=sT,
     )
+
+
+def _trial_attributes(
+    spec: TrialSpec, *, trial_id: str, env_id: str, cfg: str, run_id: str
+) -> dict[str, Any]:
+    """The attributes every span of a trial carries (task, trial, environment, config, seams)."""
+    attrs: dict[str, Any] = {
+        "flywheel.task.id": spec.task_id,
+        "flywheel.trial.id": trial_id,
+        "flywheel.env.id": env_id,
+        "flywheel.config.id": cfg,
+        "flywheel.suite": spec.suite,
+        **{f"flywheel.seam.{s}": m for s, m in spec.seams.modes().items()},
+    }
+    if spec.injection_task_id:
+        attrs["flywheel.injection_task.id"] = spec.injection_task_id
+    if run_id:
+        attrs["flywheel.run.id"] = run_id
+    return attrs
+
+
+def _run_agent(
+    spec: TrialSpec,
+    env: Environment,
+    task: Any,
+    meter: BudgetMeter,
+    tracer: Any,
+    attrs: dict[str, Any],
+) -> tuple[AgentContext | None, str, str, str]:
+    """Run the agent on the task without its ground truth: (context, status, error, output)."""
+    status, error, output = "completed", "", ""
+    public_task = dataclasses.replace(
+        task,
+        ground_truth=(),
+        injection_ground_truth=(),
+        ground_truth_output="",
+        injection_ground_truth_output="",
+    )
+    ctx: AgentContext | None = None
+    try:
+        agent = build_agent(spec.agent)
+        ctx = AgentContext(
+            _env=env,
+            task=public_task,
+            seams=spec.seams,
+            meter=meter,
+            tracer=tracer,
+            attributes=attrs,
+            rng=random.Random(spec.seed),
+            reference=task if getattr(agent, "needs_reference", False) else None,
+        )
+        output = str(agent(ctx) or "")
+    except BudgetExhausted:
+        status = "budget_exhausted"
+    except Exception as exc:  # noqa: BLE001 - an agent failure is a trial outcome
+        status, error = "error", f"{type(exc).__name__}: {exc}"[:2000]
+    if meter.tripped is not None:
+        status = "budget_exhausted"
+    return ctx, status, error, output
+
+
+@dataclass
+class _Outcome:
+    """A trial's final status, error and the environment's verdicts."""
+
+    status: str
+    error: str
+    utility: bool | None = None
+    security: bool | None = None
+
+
+def _grade(env: Environment, output: str, calls: list[Any], status: str, error: str) -> _Outcome:
+    """The environment's verdicts on the run; a checker crash is recorded, not raised."""
+    outcome = _Outcome(status=status, error=error)
+    try:
+        verdicts = env.evaluate(output, calls)
+        outcome.utility, outcome.security = verdicts.utility, verdicts.security
+    except Exception as exc:  # noqa: BLE001 - a checker crash is recorded, not raised
+        if outcome.status == "completed":
+            outcome.status = "error"
+        outcome.error = outcome.error or f"evaluate: {type(exc).__name__}: {exc}"[:2000]
+    return outcome
+
+
+def _mark_root(
+    root: Any, outcome: _Outcome, output: str, meter: BudgetMeter, ctx: AgentContext | None
+) -> None:
+    """Write the trial's outcome, budget and injected faults onto its root span."""
+    root.set_attribute("flywheel.trial.status", outcome.status)
+    root.set_attribute("flywheel.output", output)
+    if outcome.utility is not None:
+        root.set_attribute("flywheel.outcome.utility", outcome.utility)
+    if outcome.security is not None:
+        root.set_attribute("flywheel.outcome.security", outcome.security)
+    if meter.tripped is not None:
+        root.set_attribute("flywheel.budget.exhausted", meter.tripped.resource)
+    if ctx is not None and ctx.faults:
+        root.set_attribute("flywheel.sim.faults", canonical_json([f.to_json() for f in ctx.faults]))
+    if outcome.status == "error":
+        root.set_status(Status(StatusCode.ERROR, outcome.error[:500]))
 
 
 def _commit_staged(ctx: AgentContext, tracer: Any, attrs: dict[str, Any], root: Any) -> None:

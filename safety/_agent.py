@@ -130,13 +130,8 @@ class SafetyReferenceAgent:
                     self._turn(ctx, tool_call_message([again]))
                     result = ctx.retrieve(again.name, again.args, again.id)
                 text = result.text
-                if (
-                    shared
-                    and "<INFORMATION>" in text
-                    and recalled is None
-                    and rng.random() < self.poison_write
-                ):
-                    i = text.index("<INFORMATION>")
+                i = ref.injected_at(text)
+                if shared and i >= 0 and recalled is None and rng.random() < self.poison_write:
                     ctx.memory_write(NOTE_KEY, {"text": text[i : i + 200]})
                     recalled = True
                 continue
