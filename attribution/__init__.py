@@ -1,4 +1,4 @@
-"""Failure attribution: taxonomy, deterministic signals, attributor, judge, Who&When import."""
+"""Failure attribution: taxonomy, signals, learned model, attributor, judge, Who&When import."""
 
 from flywheel.values import near_copy
 
@@ -7,7 +7,9 @@ from ._attributor import (
     Attribution,
     attribute_steps,
     attribute_trace,
+    attribution_features,
     declared_outcome,
+    load_for_attribution,
     walk_back,
 )
 from ._calibration import (
@@ -18,8 +20,10 @@ from ._calibration import (
     read_calibration,
 )
 from ._faults import InjectedFault, read_faults, score_faults
+from ._features import MODEL_CATEGORIES, STEP_FEATURES
 from ._formats import speaker_of
 from ._judge import JudgeAttributor, JudgeResult, judge_agreement, parse_reply
+from ._model import AttributionModel, Example, fit_model, load_model, prior_model
 from ._signals import all_signals
 from ._steps import LABEL_PREFIXES, Signal, Step, load_trace, steps_from_rows
 from ._store import read_attribution, read_attributions, save_attributions, select_traces
@@ -44,6 +48,15 @@ from ._whowhen import (
 )
 
 __all__ = [
+    "AttributionModel",
+    "Example",
+    "MODEL_CATEGORIES",
+    "STEP_FEATURES",
+    "attribution_features",
+    "fit_model",
+    "load_for_attribution",
+    "load_model",
+    "prior_model",
     "near_copy",
     "read_calibration",
     "parse_judge",

@@ -1,14 +1,17 @@
-"""The deterministic attributor: which step caused a failure, which surfaced it, who, why.
+"""The attributor: which step caused a failure, which surfaced it, who, why, how sure.
 
-Signals (``_signals``) each name a step where something showed and the step
-they blame. The attributor picks the decisive signal -- budget hits first
-(an outcome, not a component), then the heaviest evidence, earliest blame on
-ties -- and walks the argument-provenance graph backwards from the blamed
-step: a tool call whose argument came from an earlier read is blamed on that
-read (a refund with a stale amount surfaces at argument generation; the
-cause is the read). The responsible agent is the speaker of the causal step,
-or, for a tool result, of the step that issued the call. Confidence is the
-decisive signal's weight, raised a little by independent agreeing signals.
+Signals (``_signals``, ``_grounding``) each name a step where something showed
+and the step they blame. Strong evidence decides: a budget hit first (an
+outcome, not a component), then the earliest signal of weight
+``DECISIVE_WEIGHT`` or more; in a trace failed on its evidence alone the
+heaviest signal does. Otherwise -- weak evidence in a run known to have failed
+-- the learned model (``_model``, features in ``_features``) gives every step a
+probability and the category mixed over them, ``unknown`` below
+``MIN_CATEGORY_PROB`` with the probabilities as runner-ups. From the blamed
+step the argument-provenance graph is walked backwards: a tool call whose
+argument came from an earlier untrusted read is blamed on that read. The
+responsible agent is the speaker of the causal step, or, for a tool result, of
+the step that issued the call.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ._features import step_features
+from ._model import AttributionModel, load_model
 from ._signals import all_signals
 from ._steps import TRUE, Signal, Step, actor_before
 from ._taxonomy import UNDETERMINED, UNKNOWN, multi_agent_category
 
-VERSION = "det-2"
+VERSION = "det-3"
 
 #: Signal kinds that carry their own outcome (not a component of the agent).
 _OUTCOME_KINDS = {"budget_hit": "budget_exhaustion"}
@@ -29,11 +34,12 @@ _OUTCOME_KINDS = {"budget_hit": "budget_exhaustion"}
 PRIOR_KINDS = frozenset({"first_action", "first_contribution"})
 #: Evidence this strong shows a failure by itself (a trace that declares no outcome).
 FAILURE_WEIGHT = 0.5
-#: Evidence this strong names the causal step; weaker evidence shows where a failure
-#: surfaced, and in a run known to have failed the priors place the cause instead.
+#: Evidence this strong names the causal step and its category by itself; weaker
+#: evidence in a run known to have failed is weighed by the learned model.
 DECISIVE_WEIGHT = 0.7
-#: A category needs this much evidence at the blamed step; below it the answer is ``unknown``.
-MIN_CATEGORY_SCORE = 0.5
+#: The model names a category when its probability reaches this; below, ``unknown``
+#: with the model's probabilities as the runner-ups.
+MIN_CATEGORY_PROB = 0.5
 
 
 @dataclass
@@ -55,6 +61,9 @@ class Attribution:
     category_scores: list[list[Any]] = field(default_factory=list)
     #: The MAST cluster of the category when several agents speak ('' otherwise).
     cluster: str = ""
+    #: How sure the attributor is of the causal step (the model's probability, or a
+    #: finding's weight).
+    step_confidence: float = 0.0
     attributor: str = "deterministic"
     version: str = VERSION
     service_name: str = ""
@@ -134,36 +143,23 @@ def declared_outcome(steps: Sequence[Step]) -> str:
     return verdict
 
 
-def _choose(signals: Sequence[Signal], known_failed: bool) -> Signal | None:
-    """The decisive signal.
-
-    A budget hit; else the earliest strong one; else a prior or the heaviest
-    evidence (priors first in a run known to have failed).
-    """
-    evidence = [g for g in signals if g.kind not in PRIOR_KINDS]
-    if not known_failed and not any(g.weight >= FAILURE_WEIGHT for g in evidence):
-        return None
-    budget = [g for g in evidence if g.kind in _OUTCOME_KINDS]
+def _decisive(signals: Sequence[Signal]) -> Signal | None:
+    """The decisive signal: a budget hit, else the earliest strong one (``DECISIVE_WEIGHT``)."""
+    strong = [g for g in signals if g.kind not in PRIOR_KINDS and g.weight >= DECISIVE_WEIGHT]
+    budget = [g for g in strong if g.kind in _OUTCOME_KINDS]
     if budget:
         return min(budget, key=lambda g: g.index)
-    strong = [g for g in evidence if g.weight >= DECISIVE_WEIGHT]
     if strong:
         return min(strong, key=lambda g: (g.cause, -g.weight, g.index))
-    priors = [g for g in signals if g.kind in PRIOR_KINDS]
-    pool = (priors or evidence) if known_failed else (evidence or priors)
-    if not pool:
-        return None
-    top = max(g.weight for g in pool)
-    return min((g for g in pool if g.weight == top), key=lambda g: (g.cause, g.index))
+    return None
 
 
 def category_scores(signals: Sequence[Signal], cause: int) -> list[list[Any]]:
-    """Evidence per category: ``1 - prod(1 - w)`` over its signals, strongest first.
+    """Evidence per category from signals alone: ``1 - prod(1 - w)``, strongest first.
 
     A signal counts with its full weight when it blames the causal step and
-    with half of it when it blames another step (it is about the run, not the
-    step), so evidence elsewhere shows as a runner-up but cannot settle the
-    category of the blamed step on its own.
+    with half of it when it blames another step. Used with a finding, where the
+    category is settled and the rest are concerns.
     """
     miss: dict[str, float] = {}
     for g in signals:
@@ -171,6 +167,26 @@ def category_scores(signals: Sequence[Signal], cause: int) -> list[list[Any]]:
             w = g.weight if g.cause == cause else g.weight / 2
             miss[g.category] = miss.get(g.category, 1.0) * (1.0 - w)
     return sorted(([c, round(1.0 - m, 3)] for c, m in miss.items()), key=lambda cs: -cs[1])
+
+
+def _why(model: AttributionModel, f: Mapping[str, float], category: str) -> str:
+    """The features that pushed the blamed step and its category, largest first."""
+    step = sorted(
+        ((k, model.step_weights.get(k, 0.0) * v) for k, v in f.items() if v),
+        key=lambda kv: -abs(kv[1]),
+    )
+    cat = sorted(
+        (
+            (k, w * f.get(k, 0.0))
+            for k, w in model.evidence_weights.get(category, {}).items()
+            if f.get(k, 0.0)
+        ),
+        key=lambda kv: -abs(kv[1]),
+    )
+    out = "step: " + (", ".join(f"{k} {v:+.2f}" for k, v in step[:4] if v) or "none")
+    if category != UNKNOWN:
+        out += f"; {category}: " + (", ".join(f"{k} {v:+.2f}" for k, v in cat[:3]) or "prior")
+    return out
 
 
 def _evidence(steps: Sequence[Step], g: Signal, chosen: Signal | None) -> dict[str, Any]:
@@ -192,6 +208,7 @@ def attribute_steps(
     *,
     trace_id: str = "",
     assume_failed: bool = False,
+    model: AttributionModel | None = None,
 ) -> Attribution:
     """Attribute one trace's failure from its steps (and argument provenance).
 
@@ -199,19 +216,22 @@ def attribute_steps(
     its signals say (they stay in the evidence, none chosen). A trace that
     declares nothing is failed only on evidence of weight ``FAILURE_WEIGHT`` or
     more, unless ``assume_failed`` says the run is known to have failed (a
-    failed eval trial, a labelled failure corpus); then the priors name the
-    likeliest step when nothing stronger does. The category is the best
-    supported one at the blamed step when its score reaches
-    ``MIN_CATEGORY_SCORE``, else ``unknown``; ``category_scores`` has them all.
+    failed eval trial, a labelled failure corpus). A finding settles step and
+    category; otherwise ``model`` (default: the shipped one) gives the likeliest
+    step and the best-supported category with its probability, the others in
+    ``category_scores``; ``unknown`` only when no category has any evidence.
     """
     if not steps:
         return Attribution(trace_id, False, UNDETERMINED, "none", "", -1, "", -1, "", 0.0)
     signals = all_signals(steps, provenance)
     declared = declared_outcome(steps)
     known_failed = assume_failed or declared == "failure"
-    chosen = None if declared == "success" and not assume_failed else _choose(signals, known_failed)
+    evidence = [g for g in signals if g.kind not in PRIOR_KINDS]
+    failed = (declared != "success" or assume_failed) and (
+        known_failed or any(g.weight >= FAILURE_WEIGHT for g in evidence)
+    )
     service = next((s.service_name for s in steps if s.service_name), "")
-    if chosen is None:
+    if not failed:
         last = steps[-1]
         return Attribution(
             trace_id,
@@ -227,43 +247,83 @@ def attribute_steps(
             evidence=[_evidence(steps, g, None) for g in signals],
             service_name=service,
         )
-    cause = walk_back(steps, provenance, chosen.cause)
-    scores = category_scores(signals, chosen.cause)
-    category = scores[0][0] if scores and scores[0][1] >= MIN_CATEGORY_SCORE else UNKNOWN
+    chosen = _decisive(signals)
+    if chosen is None and not known_failed:  # failed on evidence: the heaviest one says where
+        top = max(g.weight for g in evidence)
+        chosen = min((g for g in evidence if g.weight == top), key=lambda g: (g.cause, g.index))
+    extra: list[dict[str, Any]] = []
+    if chosen is not None:
+        blamed, surfaced = chosen.cause, chosen.index
+        scores = category_scores(signals, blamed)
+        category, confidence = scores[0][0], scores[0][1]
+        step_confidence = chosen.weight
+    else:
+        model = model or load_model()
+        feats = step_features(steps, signals, PRIOR_KINDS)
+        pred = model.predict(feats)
+        blamed = pred.step
+        step_confidence = pred.step_probs[blamed]
+        if pred.category_probs:
+            category, confidence = pred.category_probs[0]
+            scores = pred.category_probs
+            if confidence < MIN_CATEGORY_PROB:
+                category = UNKNOWN
+        else:
+            category, confidence, scores = UNKNOWN, 0.0, []
+        at = [g for g in evidence if g.cause == blamed]
+        chosen = max(at, key=lambda g: (g.weight, -g.index)) if at else None
+        surfaced = chosen.index if chosen is not None else blamed
+        extra.append(
+            {
+                "kind": "model",
+                "index": blamed,
+                "cause_index": blamed,
+                "span_id": steps[blamed].span_id,
+                "category": category if category != UNKNOWN else "",
+                "weight": round(step_confidence, 3),
+                "detail": f"step probability {step_confidence:.2f}; "
+                + _why(model, feats[blamed], category),
+                "chosen": chosen is None,
+            }
+        )
+    cause = walk_back(steps, provenance, blamed)
     agents = {s.agent for s in steps if s.agent and s.speaks}
     mast = multi_agent_category(category)  # the category itself when no cluster applies
     cluster = mast if len(agents) > 1 and mast != category else ""
-    outcome = _OUTCOME_KINDS.get(chosen.kind) or (
+    kind = chosen.kind if chosen is not None else ""
+    outcome = _OUTCOME_KINDS.get(kind) or (
         "environment_caused" if category == "environment_caused" else "failure"
     )
-    confidence = scores[0][1] if scores else chosen.weight
     return Attribution(
         trace_id=trace_id,
         failed=True,
         category=category,
         outcome=outcome,
-        surfaced_span_id=steps[chosen.index].span_id,
-        surfaced_index=chosen.index,
+        surfaced_span_id=steps[surfaced].span_id,
+        surfaced_index=surfaced,
         causal_span_id=steps[cause].span_id,
         causal_index=cause,
         agent=_speaker(steps, cause),
-        confidence=round(min(0.99, confidence), 3),
-        evidence=[_evidence(steps, g, chosen) for g in signals],
+        confidence=round(min(0.99, float(confidence)), 3),
+        evidence=[_evidence(steps, g, chosen) for g in signals] + extra,
         category_scores=scores,
         cluster=cluster,
+        step_confidence=round(min(0.99, float(step_confidence)), 3),
         service_name=service,
     )
 
 
-def attribute_trace(
-    store: Any,
-    trace_id: str,
-    *,
-    project: str = "default",
-    provenance: bool = True,
-    assume_failed: bool = False,
-) -> Attribution:
-    """Attribute a stored trace (labels are dropped on load; see ``LABEL_PREFIXES``)."""
+def attribution_features(
+    steps: Sequence[Step], provenance: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, float]]:
+    """The model's features of every step of a trace (what ``fit_model`` learns from)."""
+    return step_features(steps, all_signals(steps, provenance), PRIOR_KINDS)
+
+
+def load_for_attribution(
+    store: Any, trace_id: str, *, project: str = "default", provenance: bool = True
+) -> tuple[list[Step], list[dict[str, Any]]]:
+    """A stored trace's steps (labels dropped, see ``LABEL_PREFIXES``) and argument provenance."""
     from flywheel.ingest import read_provenance
 
     from ._steps import load_trace
@@ -274,4 +334,18 @@ def attribute_trace(
         s.kind in ("tool", "memory_write") and s.arguments.strip() not in ("", "{}") for s in steps
     ):
         prov = read_provenance(store, trace_id, project=project)
-    return attribute_steps(steps, prov, trace_id=trace_id, assume_failed=assume_failed)
+    return steps, prov
+
+
+def attribute_trace(
+    store: Any,
+    trace_id: str,
+    *,
+    project: str = "default",
+    provenance: bool = True,
+    assume_failed: bool = False,
+    model: AttributionModel | None = None,
+) -> Attribution:
+    """Attribute a stored trace (labels are dropped on load; see ``LABEL_PREFIXES``)."""
+    steps, prov = load_for_attribution(store, trace_id, project=project, provenance=provenance)
+    return attribute_steps(steps, prov, trace_id=trace_id, assume_failed=assume_failed, model=model)

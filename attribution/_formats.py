@@ -17,6 +17,10 @@ Generic attributes an adapter may set on a message's span:
   took on the world (a browser's click or search), its result in ``observed``;
 - ``flywheel.message.ends_run = true``: the speaker declared the run finished
   (AutoGen's ``TERMINATE``, Magentic-One's termination condition);
+- ``flywheel.message.plan = true``: the message sets or replaces the plan the
+  run follows (a manager's plan handed to the team, an orchestrator's new plan);
+- ``flywheel.message.to = NAME``: the message is an instruction addressed to
+  another agent;
 - ``flywheel.review.progress`` / ``flywheel.review.in_loop`` /
   ``flywheel.review.satisfied`` (``true``/``false``) and ``flywheel.review.reason``:
   a supervising agent's verdict on the run so far (Magentic-One's ledger).
@@ -146,6 +150,8 @@ class AutogenGroupChat(Adapter):
     _NOTHING = re.compile(r"\AThere is no code from the last \d+ message", re.IGNORECASE)
     _TERMINATE = re.compile(r"(?:^|\s)TERMINATE\s*\Z")
     _LANGUAGE = re.compile(r"\Aunknown language \w*", re.IGNORECASE)
+    #: The plan section of the manager's task message that opens a nested chat.
+    _PLAN = re.compile(r"^#+ Plan for solving the task\s*$", re.MULTILINE)
 
     def detect(self, history: Sequence[Mapping[str, Any]]) -> bool:
         return any(
@@ -182,6 +188,8 @@ class AutogenGroupChat(Adapter):
         if self._TERMINATE.search(m.said):
             m.said = self._TERMINATE.sub("", m.said).rstrip()
             m.attributes["flywheel.message.ends_run"] = "true"
+        if self._PLAN.search(m.said):
+            m.attributes["flywheel.message.plan"] = "true"
         return m
 
 
@@ -207,6 +215,10 @@ class MagenticOne(Adapter):
     )
     _NOTICE = re.compile(r"\A(?:Next speaker \w+\s*\Z|No code block detected in the messages)")
     _LEDGER = re.compile(r"\AUpdated Ledger:\s*")
+    #: The Orchestrator's own words that set a plan, and that it judged the request met.
+    _PLAN = re.compile(r"\A(?:Initial plan:|New plan:|Stalled\.+ Replanning)")
+    _SATISFIED = re.compile(r"\ARequest satisfied\.")
+    _TO = re.compile(r"\A->\s*(\S.*)\Z")
 
     def detect(self, history: Sequence[Mapping[str, Any]]) -> bool:
         return any(
@@ -243,6 +255,13 @@ class MagenticOne(Adapter):
             m.attributes["flywheel.message.acted"] = "true"
         if m.channel == "termination condition":
             m.attributes["flywheel.message.ends_run"] = "true"
+        if self._PLAN.match(text):
+            m.attributes["flywheel.message.plan"] = "true"
+        if self._SATISFIED.match(text):
+            m.attributes["flywheel.review.satisfied"] = "true"
+        to = self._TO.match(m.channel)
+        if to:
+            m.attributes["flywheel.message.to"] = to.group(1).strip()
         return m
 
     @staticmethod

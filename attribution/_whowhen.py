@@ -89,6 +89,8 @@ def log_to_otlp(log: WhoWhenLog, *, service: str = "whowhen") -> dict[str, Any]:
         ]
         if m.channel:
             attrs.append(_kv("flywheel.message.channel", m.channel))
+        if i == 0 and log.question.strip():  # the request the run serves (not a label)
+            attrs.append(_kv("flywheel.run.request", log.question[:4000]))
         if m.kind == "tool":
             attrs += [
                 _kv("gen_ai.operation.name", "execute_tool"),

@@ -85,7 +85,7 @@ def test_page_figures_are_observed_and_a_changed_figure_is_not(
     flagged = {e["index"]: e["detail"] for e in a.evidence if e["kind"] == "ungrounded_fact"}
     # 130 was never observed; 120 was (on the page); 2024 and 216 were runtime noise
     assert set(flagged) == {6}, flagged
-    # a figure made up in the answer itself is where the failure surfaced, not its cause:
-    # the run is known to have failed, so the first action (the surfer's search) is blamed
-    assert (a.causal_index, a.agent, a.category) == (3, "WebSurfer", "unknown")
-    assert ["perception", 0.3] in a.category_scores
+    # weak evidence in a run known to have failed: the learned model places the cause,
+    # and the made-up figure makes perception the best-supported category
+    assert next(e for e in a.evidence if e["kind"] == "model")["cause_index"] == a.causal_index
+    assert a.category_scores[0][0] == "perception"
