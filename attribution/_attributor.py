@@ -6,8 +6,9 @@ outcome, not a component), then the earliest signal of weight
 ``DECISIVE_WEIGHT`` or more; in a trace failed on its evidence alone the
 heaviest signal does. Otherwise -- weak evidence in a run known to have failed
 -- the learned model (``_model``, features in ``_features``) gives every step a
-probability and the category mixed over them, ``unknown`` below
-``MIN_CATEGORY_PROB`` with the probabilities as runner-ups. From the blamed
+probability and the category mixed over them; a category whose evidence lies
+only at other steps and whose probability is below ``MIN_CATEGORY_PROB`` is not
+named (``unknown``, the probabilities as runner-ups). From the blamed
 step the argument-provenance graph is walked backwards: a tool call whose
 argument came from an earlier untrusted read is blamed on that read. The
 responsible agent is the speaker of the causal step, or, for a tool result, of
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._features import step_features
-from ._model import AttributionModel, load_model
+from ._model import AttributionModel, has_evidence, load_model
 from ._signals import all_signals
 from ._steps import TRUE, Signal, Step, actor_before
 from ._taxonomy import UNDETERMINED, UNKNOWN, multi_agent_category
@@ -37,8 +38,8 @@ FAILURE_WEIGHT = 0.5
 #: Evidence this strong names the causal step and its category by itself; weaker
 #: evidence in a run known to have failed is weighed by the learned model.
 DECISIVE_WEIGHT = 0.7
-#: The model names a category when its probability reaches this; below, ``unknown``
-#: with the model's probabilities as the runner-ups.
+#: The model names a category with evidence at the blamed step, or one whose probability
+#: reaches this; otherwise ``unknown``, with the model's probabilities as the runner-ups.
 MIN_CATEGORY_PROB = 0.5
 
 
@@ -266,8 +267,8 @@ def attribute_steps(
         if pred.category_probs:
             category, confidence = pred.category_probs[0]
             scores = pred.category_probs
-            if confidence < MIN_CATEGORY_PROB:
-                category = UNKNOWN
+            if confidence < MIN_CATEGORY_PROB and not has_evidence([feats[blamed]], category):
+                category = UNKNOWN  # its evidence is at other, less likely steps
         else:
             category, confidence, scores = UNKNOWN, 0.0, []
         at = [g for g in evidence if g.cause == blamed]

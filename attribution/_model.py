@@ -16,8 +16,10 @@ The run's category mixes over the step's uncertainty,
 is likely to be the cause. Only categories with positive evidence (other than
 ``ROLE_FEATURES``) somewhere in the trace can be named, with their mixed
 probability (not renormalised, so a category whose evidence sits at unlikely
-steps keeps a small probability); the attributor answers ``unknown`` below
-``MIN_CATEGORY_PROB``, these probabilities then being the runner-ups. The
+steps keeps a small probability). The attributor names the most probable one
+when it has evidence at the blamed step or a probability of
+``MIN_CATEGORY_PROB`` or more, else answers ``unknown`` with these
+probabilities as the runner-ups. The
 attributor names the speaker of the likeliest step (or of the call a tool step
 answers) as the agent.
 
@@ -81,7 +83,7 @@ def _softmax(scores: Sequence[float]) -> list[float]:
     return [x / total for x in e]
 
 
-def _has_evidence(features: Sequence[Mapping[str, float]], category: str) -> bool:
+def has_evidence(features: Sequence[Mapping[str, float]], category: str) -> bool:
     """Whether any of ``features`` holds evidence for ``category`` other than a role."""
     return any(
         f.get(k, 0.0) > 0
@@ -131,7 +133,7 @@ class AttributionModel:
             for j, q in enumerate(_softmax(self.category_scores_at(f))):
                 mix[j] += p * q
 
-        ok = [j for j, c in enumerate(MODEL_CATEGORIES) if _has_evidence(features, c)]
+        ok = [j for j, c in enumerate(MODEL_CATEGORIES) if has_evidence(features, c)]
         ranked = sorted(((MODEL_CATEGORIES[j], mix[j]) for j in ok), key=lambda x: -x[1])
         return Prediction(p_step, step, [[c, round(p, 3)] for c, p in ranked])
 
