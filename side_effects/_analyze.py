@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flywheel.tools import ToolObservation
 from flywheel.values import value_fingerprint
 
 from ._classify import Classification, classify, hidden_creations, transient_deltas
@@ -41,6 +42,7 @@ class SideEffectReport:
     profile: Profile
     scope: Scope | None
     findings: list[Finding] = field(default_factory=list)
+    observed_tools: list[ToolObservation] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (decisions, findings, reconciliation, gate input, digests)."""
@@ -53,6 +55,10 @@ class SideEffectReport:
             "finding_counts": count_gaps(self.findings),
             **self.classification.to_json(),
             "reconciliation": self.reconciliation.to_json() if self.reconciliation else None,
+            "observed_tools": [
+                {"tool": o.tool, "calls": o.count, "evidence": o.evidence}
+                for o in self.observed_tools
+            ],
             "gate": {**self.gate.model_dump(mode="json"), "blocking": self.gate.blocking},
         }
 
@@ -144,4 +150,29 @@ def analyze(
         profile=profile,
         scope=scope,
         findings=find_gaps(cls, calls),
+        observed_tools=observed_tools(calls, rec),
     )
+
+
+def observed_tools(
+    calls: Sequence[ToolCall] | None, reconciliation: Reconciliation | None
+) -> list[ToolObservation]:
+    """Tools whose calls changed the recorded state in this run (the catalog's *observed* source).
+
+    A tool is observed to write when a state change was attributed to one of
+    its calls, by replay of step snapshots or by the call's arguments. Calls
+    that changed nothing say nothing (a write may fail or find nothing to do),
+    so only changes are recorded.
+    """
+    if not calls or reconciliation is None:
+        return []
+    evidence: dict[str, str] = {}
+    for a in reconciliation.attributions:
+        for i in a.call_indexes:
+            if 0 <= i < len(calls):
+                evidence.setdefault(calls[i].name, f"{a.kind} {a.delta_ref} by {a.method}")
+    counts: dict[str, int] = {}
+    for c in calls:
+        counts[c.name] = counts.get(c.name, 0) + 1
+    return [ToolObservation(n, True, e, counts[n]) for n, e in sorted(evidence.items())]
+

@@ -7,6 +7,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from flywheel.tools import record_observations
+
 from ._analyze import SideEffectReport
 from ._classify import Classification
 from ._findings import Finding, count_gaps
@@ -112,7 +114,14 @@ def store_report(
     trace_id: str = "",
     project_id: str = "default",
 ) -> int:
-    """Insert an ``analyze`` report as the trial's side-effect result."""
+    """Insert an ``analyze`` report as the trial's side-effect result.
+
+    The tools whose calls changed state are recorded as the project's tool
+    observations (``flywheel.tools``: a tool observed to write is a write,
+    whatever its name), keyed by the trace they were seen in.
+    """
+    if trace_id and report.observed_tools:
+        record_observations(store, project_id, trace_id, report.observed_tools)
     return store_result(
         store,
         trial_id,
