@@ -196,6 +196,48 @@ def _is_phone_shaped(text: str, start: int, end: int) -> bool:
     return True
 
 
+_WHOLE_DATE = re.compile(
+    r"\A(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\d{1,2}[./]\d{1,2}[./]\d{4})\Z"
+)
+
+
+def _window_can_hold_phone(text: str, start: int, end: int) -> bool:
+    """False when no match inside ``text[start:end]`` could pass ``_is_phone_shaped``.
+
+    Exact shortcuts of those rules, decided before any ``phonenumbers`` pass
+    (a match starts with a digit, ``+`` or ``(`` and ends with a digit):
+    some position must be a start the "glued to an identifier" rule allows
+    and some digit an end it allows; a window that is one run of digits can
+    only match whole, so the rules apply to the whole window; a window that
+    is a date (or a date and a time) is a date.
+    """
+    window = text[start:end]
+    if window.isdigit():
+        return _is_phone_shaped(text, start, end)
+    if _WHOLE_DATE.match(window):
+        return False
+    return any(_start_ok(text, p) for p in range(start, end) if text[p] in _LEADS) and any(
+        _end_ok(text, q) for q in range(start + 1, end + 1) if text[q - 1].isdigit()
+    )
+
+
+_LEADS = frozenset("+(0123456789")
+
+
+def _start_ok(text: str, p: int) -> bool:
+    before = text[p - 1] if p > 0 else " "
+    if text[p] == "+" and not before.isalnum():
+        return True
+    return not (before.isalnum() or before in "-_/.:#")
+
+
+def _end_ok(text: str, q: int) -> bool:
+    after = text[q] if q < len(text) else " "
+    if after.isalnum() or after in "_:/":
+        return False
+    return not (after in ".," and text[q + 1 : q + 2].isdigit())
+
+
 class WindowedPhoneRecognizer(PhoneRecognizer):
     """Presidio's phone recognizer, run only on the text regions that can hold a number.
 
@@ -212,10 +254,27 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
     def analyze(  # noqa: D102 - see class docstring
         self, text: str, entities: list[str], nlp_artifacts: Any = None
     ) -> list[Any]:
+        return self.analyze_windows(text, (), nlp_artifacts)
+
+    def analyze_windows(
+        self, text: str, covered: Sequence[tuple[int, int]], nlp_artifacts: Any = None
+    ) -> list[Any]:
+        """Phone matches in ``text``, skipping windows inside a ``covered`` span.
+
+        ``covered`` holds spans another recognizer validated (a card, an IBAN,
+        an IP, an SSN): a phone match inside one is shorter, so it would lose
+        to it. Windows that no match could survive the precision rules in
+        are skipped too (``_window_can_hold_phone``), before any region pass.
+        """
         results = []
         for m in _PHONE_WINDOW.finditer(text):
             window = m.group()
             if len(window) - len(window.translate(_NOT_DIGITS)) < 7:
+                continue
+            ws, we = m.span()
+            if any(s <= ws and we <= e for s, e in covered):
+                continue
+            if not _window_can_hold_phone(text, ws, we):
                 continue
             international = window.lstrip("(").startswith("+")
             for region in self.supported_regions[:1] if international else self.supported_regions:
@@ -224,8 +283,8 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
                     window, region, leniency=self.leniency
                 ):
                     r = self._get_recognizer_result(match, window, region, nlp_artifacts)
-                    r.start += m.start()
-                    r.end += m.start()
+                    r.start += ws
+                    r.end += ws
                     if _is_phone_shaped(text, r.start, r.end):
                         results.append(r)
                         kept += 1

@@ -129,14 +129,29 @@ def key_label(
     key: str, rules: dict[str, str] | None = None, suffixes: dict[str, str] | None = None
 ) -> str | None:
     """The label a key imposes on its value under ``rules``/``suffixes`` (the defaults)."""
-    norm = normalise_key(key)
-    table = DEFAULT_KEY_RULES if rules is None else rules
+    if rules is None and suffixes is None:
+        return _default_label(key)
+    return _label(normalise_key(key), DEFAULT_KEY_RULES if rules is None else rules,
+                  _by_length(DEFAULT_KEY_SUFFIXES if suffixes is None else suffixes))
+
+
+def _by_length(suffixes: dict[str, str]) -> list[tuple[str, str]]:
+    return sorted(suffixes.items(), key=lambda kv: -len(kv[0]))
+
+
+_DEFAULT_SUFFIXES = _by_length(DEFAULT_KEY_SUFFIXES)
+
+
+@lru_cache(maxsize=65536)
+def _default_label(key: str) -> str | None:
+    return _label(normalise_key(key), DEFAULT_KEY_RULES, _DEFAULT_SUFFIXES)
+
+
+def _label(norm: str, table: dict[str, str], suffixes: list[tuple[str, str]]) -> str | None:
     label = table.get(norm)
     if label is not None:
         return label
-    for suffix, lab in sorted(
-        (DEFAULT_KEY_SUFFIXES if suffixes is None else suffixes).items(), key=lambda kv: -len(kv[0])
-    ):
+    for suffix, lab in suffixes:
         if norm.endswith(suffix) and norm != suffix + "s":
             return lab
     return None

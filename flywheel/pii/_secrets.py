@@ -26,6 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from flywheel.pii._decode import decode_base64
+from flywheel.pii._gate import Gate, literal_gate
 from flywheel.pii._keys import key_label
 from flywheel.pii._types import Detection
 
@@ -34,7 +35,7 @@ _SKIP_PLUGINS = {"IPPublicDetector", "KeywordDetector"}  # IPs are PII here; key
 
 
 @lru_cache(maxsize=1)
-def _provider_regexes() -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _provider_regexes() -> tuple[tuple[str, re.Pattern[str], Gate], ...]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
@@ -43,7 +44,7 @@ def _provider_regexes() -> tuple[tuple[str, re.Pattern[str]], ...]:
         if not issubclass(cls, RegexBasedDetector) or cls.__name__ in _SKIP_PLUGINS:
             continue
         for rx in cls().denylist:
-            out.append((cls.__name__, rx))
+            out.append((cls.__name__, rx, literal_gate(rx)))
     return tuple(out)
 
 
@@ -99,6 +100,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/.~]{18,}[A-Za-z0-9]={0,2}")
 # Every provider format and random token has a run this long: a cheap gate before ~30 regexes.
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}")
 _HEX = re.compile(r"^(?:[0-9a-f]+|[0-9A-F]+)$")
+_EXTRA_GATE = literal_gate(_EXTRA_FORMATS)
+_PROSE_GATE = literal_gate(_PROSE)
 
 
 def _entropy(s: str) -> float:
@@ -150,13 +153,15 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     if len(text) < 8:
         return out
     long_run = _LONG_RUN.search(text) is not None
-    for _, rx in _provider_regexes() if long_run else ():
+    lower = text.lower()
+    for _, rx, gate in _provider_regexes() if long_run else ():
+        if not gate(text, lower):
+            continue
         for m in rx.finditer(text):
             g = m.lastindex and next((i for i in range(1, m.lastindex + 1) if m.group(i)), 0)
             add(m.start(g or 0), m.end(g or 0), 0.9)
-    for m in _EXTRA_FORMATS.finditer(text) if long_run else ():
+    for m in _EXTRA_FORMATS.finditer(text) if long_run and _EXTRA_GATE(text, lower) else ():
         add(m.start(), m.end(), 0.95)
-    lower = text.lower()
     if "authorization" in lower:
         for m in _HEADER.finditer(text):
             v = m.group("v")
@@ -178,7 +183,7 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     if "--" in text:
         for m in _FLAG.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
-    for m in _PROSE.finditer(text):
+    for m in _PROSE.finditer(text) if _PROSE_GATE(text, lower) else ():
         add(m.start("v"), m.end("v"), 0.7)
     for m in _TOKEN.finditer(text) if long_run else ():
         # Dotted runs (hosts, file names, versions) are judged piece by piece.
