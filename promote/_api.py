@@ -5,7 +5,8 @@ The reviewer of every write is the identity of the request's key (a
 header: an ``X-Flywheel-Reviewer`` header is ignored. Every write carries ``base_version``, the
 review version the reviewer saw; a stale one is 409 and nothing is
 overwritten (see ``promote._review``). Edits go through the same pydantic
-``Task`` model as drafts.
+``Task`` model as drafts. Every response body passes through
+``promote._api_guard.guard_response`` (the trace's redactor) before it is sent.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
+from flywheel.promote._api_guard import guard_response
 from flywheel.promote._candidates import get_candidate
 from flywheel.promote._review import STATUSES, queue, record_event, review_state, reviewer_progress
 from pydantic import BaseModel, Field
@@ -129,8 +131,16 @@ def _reviewer(request: Request) -> str:
     return request_principal(request).identity
 
 
-def _review_view(state: Any, *, events: bool = False) -> ReviewView:
-    return ReviewView(**state.to_dict(with_events=events))
+def _review_view(request: Request, state: Any, candidate_id: str) -> ReviewView:
+    body = state.to_dict(with_events=False)
+    return ReviewView(
+        **guard_response(
+            body,
+            store=request.app.state.store,
+            candidate_id=candidate_id,
+            project=request_project(request),
+        )
+    )
 
 
 @router.get(
@@ -165,7 +175,7 @@ def list_queue(
         limit=limit,
         offset=offset,
     )
-    rows = [QueueRow(**i.to_dict()) for i in items]
+    rows = [QueueRow(**guard_response(i.to_dict())) for i in items]
     return QueuePage(items=rows, count=len(rows))
 
 
@@ -189,16 +199,21 @@ def get_candidate_route(request: Request, candidate_id: str) -> CandidateDetail:
         prov = read_provenance(store, cand.trace_id, project=project)
     except UserError:
         prov = []
-    return CandidateDetail(
-        candidate=cand.summary(),
-        redacted_steps=[
+    report = cand.report()
+    body = {
+        "candidate": cand.summary(),
+        "redacted_steps": [
             {k: v for k, v in s.__dict__.items() if v not in (None, {}, "")} for s in cand.steps()
         ],
-        redaction_report=cand.report(),
-        provenance=prov,
-        task=state.task,
-        review=_review_view(state, events=True),
-    )
+        # The report's counts are keyed by label (NAME: 3): only its paths are text.
+        "report_findings": report.get("findings", []),
+        "provenance": prov,
+        "task": state.task,
+        "review": state.to_dict(with_events=True),
+    }
+    body = guard_response(body, store=store, candidate_id=candidate_id, project=project)
+    report["findings"] = body.pop("report_findings")
+    return CandidateDetail(**body, redaction_report=report)
 
 
 def _write(
@@ -213,7 +228,7 @@ def _write(
         project=request_project(request),
         **kw,
     )
-    return _review_view(state, events=False)
+    return _review_view(request, state, candidate_id)
 
 
 _WRITE_ERRORS: dict[int | str, dict[str, Any]] = {**_E400, **_E404, **_E409, **_E503}
@@ -342,7 +357,7 @@ def _redact(
         deny_strings=body.deny_strings,
         project=request_project(request),
     )
-    return _review_view(state, events=False)
+    return _review_view(request, state, candidate_id)
 
 
 @router.post(
@@ -413,7 +428,7 @@ async def leak_exception(
             project=request_project(request),
         )
     )
-    return LeakExceptionView(**out)
+    return LeakExceptionView(**guard_response(out))
 
 
 class ReviewerProgress(BaseModel):

@@ -32,7 +32,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from flywheel.pii import PSEUDONYM, Detection, Detector, longest_first, normalise_key, segments
+from flywheel.pii import (
+    PSEUDONYM,
+    Detection,
+    Detector,
+    longest_first,
+    normalise_key,
+    segments,
+    strings_in,
+)
 from flywheel.pii import shared_detector as _shared_detector
 from flywheel.promote._redact_types import (
     RedactedTrace,
@@ -134,6 +142,7 @@ class _Pseudonyms:
         self.literals: dict[str, str] = {}
         self._name_words: dict[str, str] = {}
         self._min = min_length
+        self._reserved: Counter[str] = Counter()
 
     def get(self, label: str, value: str) -> str:
         key = (label, _canonical(label, value))
@@ -161,12 +170,22 @@ class _Pseudonyms:
                     self._add_literal(part.strip(), token)
         return token
 
+    def reserve(self, node: Any) -> None:
+        """Count past every pseudonym already in ``node`` (its numbers stay taken)."""
+        for text in strings_in(node):
+            if "<" in text:
+                for m in PSEUDONYM.finditer(text):
+                    label, n = m.group()[1:-1].rsplit("_", 1)
+                    self._next[label] = max(self._next[label], int(n))
+        self._reserved = Counter(self._next)
+
     def _add_literal(self, literal: str, token: str) -> None:
         if len(literal) >= self._min and literal not in self.literals:
             self.literals[literal] = token
 
     def distinct(self) -> dict[str, int]:
-        return dict(self._next)
+        """New pseudonyms per label (those counted past by ``reserve`` excluded)."""
+        return {k: n - self._reserved[k] for k, n in self._next.items() if n > self._reserved[k]}
 
     def occurrences(self, s: str) -> list[tuple[int, int]]:
         """Spans of every literal in ``s`` not inside a longer word (substring scan, no regex).
@@ -252,6 +271,25 @@ class Redactor:
         """Redact several traces in this process (pseudonyms restart per trace)."""
         return [self.redact_trace(t) for t in traces]
 
+    def redact_document(
+        self, node: Any, *, keep_keys: frozenset[str] = frozenset()
+    ) -> tuple[Any, RedactionReport]:
+        """Redact one JSON-ready document (keys too) with the same two passes as a trace.
+
+        Pseudonyms already in ``node`` stay; new ones continue each label's
+        numbering after the highest there, so no token names two values.
+        Values under a key in ``keep_keys`` are returned as they are.
+        Findings carry step ``-1`` and field ``document``.
+        """
+        job = _TraceJob(self, [])
+        job.keep = keep_keys
+        job.pseudo.reserve(node)
+        job.loc = (-1, "", "document")
+        out = node
+        for job.write in (False, True):
+            out = job._node(node, "$", None, 0)
+        return out, job.report()
+
 
 class _TraceJob:
     """The two passes over one trace."""
@@ -264,6 +302,7 @@ class _TraceJob:
         self.findings: Counter[tuple[int, str, str, str, str, str]] = Counter()
         self.write = False
         self.loc: tuple[int, str, str] = (0, "", "")
+        self.keep: frozenset[str] = frozenset()
 
     # -- driving -------------------------------------------------------
     def run(self) -> RedactedTrace:
@@ -297,14 +336,14 @@ class _TraceJob:
                     if self.write and tool != step.tool_name:
                         new_values["tool_name"] = tool
                 out_steps.append(_rebuild(step, new_values) if self.write else step)
+        return RedactedTrace(steps=tuple(out_steps), report=self.report())
+
+    def report(self) -> RedactionReport:
         findings = tuple(
             RedactionFinding(step=s, span_id=sid, field=f, path=p, entity=e, rule=rule, count=n)
             for (s, sid, f, p, e, rule), n in sorted(self.findings.items())
         )
-        return RedactedTrace(
-            steps=tuple(out_steps),
-            report=RedactionReport(findings=findings, distinct=self.pseudo.distinct()),
-        )
+        return RedactionReport(findings=findings, distinct=self.pseudo.distinct())
 
     def _note(self, path: str, label: str, rule: str, n: int = 1) -> None:
         if self.write:
@@ -317,6 +356,9 @@ class _TraceJob:
         if isinstance(node, dict):
             out = {}
             for k, v in node.items():
+                if k in self.keep:
+                    out[k] = v
+                    continue
                 nk = self._text(k, path + ".<key>") if isinstance(k, str) else k
                 child_label = self.r.key_label(k) if isinstance(k, str) else None
                 out[nk] = self._node(v, _json_path(path, nk), child_label or label, depth)

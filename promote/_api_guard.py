@@ -1,0 +1,62 @@
+"""The review API's last check: what ``/api/promote`` returns carries no detected value.
+
+Why: redaction runs over a trace's steps when its candidate is drafted, but a
+review response carries more than the redacted steps -- the drafted task, a
+reviewer's edited task and reasons, the slice and sampling reasons,
+provenance paths, a leak exception's path -- and what a candidate held when
+it was drafted was judged by the detectors of that day. Every response body
+passes through the same ``Redactor`` as the trace (the default policy plus the
+rules reviewers added to the candidate) just before it is sent, so a value
+the detectors find never leaves through the review API, whichever field it
+sits in. Pseudonyms already in the body stay; new ones continue each
+label's numbering.
+
+Kept as they are: reviewer identities (``reviewer``, ``claimed_by``,
+``decided_by``: the API's own attribution from the ``X-Flywheel-Reviewer``
+header, not trace content), and a reviewer's ``task_sha256`` /
+``approved_sha256`` digests (a hash of the task as stored, which an approval
+must be able to quote).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flywheel.promote._redact import Redactor
+from flywheel.promote._redact_types import RedactionPolicy
+
+from flywheel import Store
+
+#: Keys whose values are the review API's own attribution or digests, never redacted.
+KEPT_KEYS: frozenset[str] = frozenset(
+    {"reviewer", "claimed_by", "decided_by", "task_sha256", "approved_sha256"}
+)
+
+
+def _redactor(store: Store | None, candidate_id: str | None, project: str) -> Redactor:
+    if store is None or not candidate_id:
+        return Redactor(RedactionPolicy())
+    from flywheel.promote._rerun import merged_policy, stored_rules
+
+    keys, deny = stored_rules(store, candidate_id, project=project)
+    return Redactor(merged_policy(keys, deny) if keys or deny else RedactionPolicy())
+
+
+def guard_response(
+    body: Any,
+    *,
+    store: Store | None = None,
+    candidate_id: str | None = None,
+    project: str = "default",
+) -> Any:
+    """``body`` (JSON-ready) with every detected value replaced by a pseudonym.
+
+    Args:
+        body: A response body (dicts, lists, strings, numbers).
+        store: The store holding the candidate's added redaction rules.
+        candidate_id: The candidate the body is about (its rules apply); None
+            for bodies about several candidates (the default policy applies).
+        project: The candidate's project.
+    """
+    redacted, _ = _redactor(store, candidate_id, project).redact_document(body, keep_keys=KEPT_KEYS)
+    return redacted
