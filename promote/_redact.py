@@ -25,6 +25,7 @@ a URL, a base64 blob or prose gets the same pseudonym.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -72,8 +73,10 @@ _DENY_SCORE = 3.0
 _PROPAGATED_SCORE = 0.01  # at equal length a detection names the rule
 
 
+@functools.lru_cache(maxsize=65536)
 def _canonical(label: str, value: str) -> str:
-    """The identity of a value for pseudonym purposes."""
+    """The identity of a value for pseudonym purposes (cached: a national phone number
+    tries up to 13 regions, and both passes over a trace ask for every value)."""
     if label == "PHONE":
         return _phone_identity(value)
     if label in ("CARD", "SSN"):

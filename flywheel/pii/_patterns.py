@@ -99,11 +99,13 @@ def resolve_overlaps(found: list[Detection]) -> list[Detection]:
 _RUNS: dict[str, tuple[re.Pattern[str], Any]] = {
     "EMAIL_ADDRESS": (re.compile(r"[\w!#$%&'*+\-/=?^`{|}~.@]+"), lambda r: "@" in r),
     "CREDIT_CARD": (re.compile(r"[\d \-]+"), lambda r: _digit_count(r) >= 12),
-    "US_SSN": (re.compile(r"[\d \-.]+"), lambda r: _digit_count(r) >= 9),
+    "US_SSN": (re.compile(r"[\d \-.]+"), lambda r: _SSN_SHAPE.search(r) is not None),
     "IBAN_CODE": (re.compile(r"[A-Z0-9 \-]+"), lambda r: _digit_count(r) >= 8),
     "IP_ADDRESS": (re.compile(r"[\w.:%/]+"), lambda r: _IP_TRIGGER.search(r) is not None),
 }
 _CONTEXT = 2
+#: Every digit layout of Presidio's SSN patterns (3-2-4 with or without separators, 5-4, 3-6).
+_SSN_SHAPE = re.compile(r"\d{3}[- .]?\d{2}[- .]?\d{4}|\d{5}-\d{4}|\d{3}-\d{6}")
 
 
 def _digit_count(s: str) -> int:
