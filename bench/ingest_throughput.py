@@ -7,8 +7,8 @@ frozen before the native decoder); ``genai``, one flat trace of string-valued
 chat and execute_tool spans (about 1 KB of attributes each); in requests
 of --spans-per-request, sent by --clients concurrent connections from a
 separate client process over loopback to a server on the embedded chDB store.
-The server starts as production does (``flywheel serve``, decode pool of
---decode-workers processes, default 1). Reports spans/s acknowledged,
+The server starts as production does (``flywheel serve``; --decode-workers
+passes serve's option of that name, default serve's own). Reports spans/s acknowledged,
 p50/p99 acknowledgement latency, the span count verified in the store after
 the run (every acknowledged span exactly once), memory (peak RSS, from
 /proc: each process's VmHWM for the server and its decode workers, and the
@@ -100,9 +100,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--spans-per-request", type=int, default=500)
-    ap.add_argument("--decode-workers", type=int, default=1,
+    ap.add_argument("--decode-workers", type=int, default=None,
                     help="decode pool size, as `flywheel serve --decode-workers` "
-                         "(0 = in the receiver)")
+                         "(0 = in the receiver; default: serve's own)")
     ap.add_argument("--workload", choices=["agents", "genai"], default="agents",
                     help="agents: whole agent traces of 20 spans, every value kind, several "
                          "services (bench/_otlp_agents.py, frozen before the native decoder); "
@@ -116,7 +116,7 @@ def main() -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", f"chdb://{tmp}/store", "serve",
          "--port", str(port), "--wal-dir", str(tmp / "wal"),
-         "--decode-workers", str(args.decode_workers)],
+         *([] if args.decode_workers is None else ["--decode-workers", str(args.decode_workers)])],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
     sampler = RssSampler(server.pid)

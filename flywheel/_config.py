@@ -63,7 +63,8 @@ class IngestSettings(BaseModel):
     decode_workers: int = Field(
         0,
         description="Worker processes decoding OTLP bodies (0: decode in the receiver process). "
-        "`flywheel serve` uses 1 unless set: decoding off the receiver's GIL.",
+        "`flywheel serve` uses 0 unless set when the compiled decoder is built (it decodes "
+        "without the GIL), else 1: Python decoding off the receiver's GIL.",
     )
 
 

@@ -41,7 +41,8 @@ from ._api_tools import router as tools_router
 from ._api_traces import router as traces_router
 from ._decode_pool import DecodePool
 from ._limits import Limits
-from ._otlp import DecodedBatch, decode_request, encode_response, parse_request
+from ._decode import decode_body
+from ._otlp import DecodedBatch, encode_response
 from ._writer import SpanWriter
 
 log = logging.getLogger("flywheel.ingest")
@@ -234,8 +235,7 @@ def _decode_and_log(
     writer: SpanWriter, body: bytes, ctype: str, settings: Settings, project: str
 ) -> DecodedBatch:
     try:
-        req = parse_request(body, ctype)
-        batch = decode_request(req, project=project, limits=Limits.from_settings(settings.ingest))
+        batch = decode_body(body, ctype, project=project, limits=Limits.from_settings(settings.ingest))
     except FlywheelError:
         raise
     except Exception as exc:  # a decoder bug must not become a 5xx; it is logged

@@ -19,7 +19,8 @@ from ._files import import_otlp_json
 @click.option("--wal-dir", type=click.Path(file_okay=False), default=None,
               help="Write-ahead log directory (default beside the chDB store).")
 @click.option("--decode-workers", type=int, default=None,
-              help="Processes decoding OTLP bodies (default 1; 0 decodes in the receiver).")
+              help="Processes decoding OTLP bodies (default 0 with the compiled decoder, "
+                   "which decodes in the receiver without the GIL; else 1).")
 @click.option("--insecure-no-auth", is_flag=True,
               help="Serve without authentication (FLYWHEEL_AUTH=off): anyone who reaches the "
               "port acts as 'anonymous' with every scope.")
@@ -45,7 +46,11 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
     if decode_workers is not None:
         settings.ingest.decode_workers = decode_workers
     elif "FLYWHEEL_INGEST__DECODE_WORKERS" not in os.environ:
-        settings.ingest.decode_workers = 1
+        from ._decode import AVAILABLE
+
+        # the compiled decoder runs without the GIL in the receiver; Python decoding moves
+        # off the receiver's GIL into a worker process
+        settings.ingest.decode_workers = 0 if AVAILABLE else 1
     if insecure_no_auth:
         settings.auth = "off"
     from ._api import open_writer

@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from flywheel import UserError
 
 from ._limits import Limits, Truncations
-from ._otlp import decode_request, parse_request
+from ._decode import decode_body
 
 log = logging.getLogger("flywheel.ingest")
 
@@ -37,7 +37,7 @@ def decode_to_ipc(body: bytes, ctype: str, project: str, limits: Limits) -> Deco
     from ._writer import to_ipc
 
     try:
-        batch = decode_request(parse_request(body, ctype), project=project, limits=limits)
+        batch = decode_body(body, ctype, project=project, limits=limits)
     except UserError as exc:
         return b"", 0, 0, [], Truncations(), exc.message
     except Exception as exc:  # noqa: BLE001 - a decoder bug is a 400, reported, never a 5xx
