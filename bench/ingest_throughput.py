@@ -14,7 +14,9 @@ the run (every acknowledged span exactly once), memory (peak RSS, from
 /proc: each process's VmHWM for the server and its decode workers, and the
 peak of their summed VmRSS sampled every 0.2 s during the run) and the load
 average (the machine may be shared). Machine: 2 cores, 24 GiB (client and
-server share them).
+server share them). Exits 1 when a target of issue 24 is missed (>= 50,000 spans/s
+at 500 spans per request, >= 25,000 at 100, p99 < 500 ms, every acknowledged span
+stored exactly once).
 
     python bench/ingest_throughput.py [--clients 8] [--seconds 20] [--spans-per-request 500]
 """
@@ -173,11 +175,33 @@ def main() -> None:
         **memory,
         "loadavg_1m_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
     }
+    missed = _missed(figures, args.spans_per_request)
+    figures["missed_targets"] = missed
     if args.json:
         print(json.dumps(figures))
     else:
         for k, v in figures.items():
             print(f"{k:>23}: {v}")
+    if missed:
+        sys.exit(1)
+
+
+#: Issue 24's targets: acknowledged-and-durable spans/s by spans per request.
+TARGET_SPANS_PER_S = {500: 50_000, 100: 25_000}
+TARGET_P99_MS = 500
+
+
+def _missed(figures: dict, spans_per_request: int) -> list[str]:
+    """The targets this run missed (empty when all are met)."""
+    missed = []
+    target = TARGET_SPANS_PER_S.get(spans_per_request)
+    if target and figures["spans_per_s"] < target:
+        missed.append(f"spans_per_s {figures['spans_per_s']} < {target}")
+    if figures["p99_ms"] is None or figures["p99_ms"] >= TARGET_P99_MS:
+        missed.append(f"p99_ms {figures['p99_ms']} >= {TARGET_P99_MS}")
+    if not figures["verified"]:
+        missed.append("stored != acknowledged or duplicates")
+    return missed
 
 
 if __name__ == "__main__":
