@@ -72,6 +72,57 @@ def echo_json(obj: Any) -> None:
     click.echo(json.dumps(obj, default=_default, indent=2, ensure_ascii=False))
 
 
+def print_table(
+    headers: list[str],
+    rows: list[list[str]],
+    *,
+    ids: tuple[int, ...] = (0,),
+    right: tuple[int, ...] = (),
+    title: str | None = None,
+    caption: str | None = None,
+    stderr: bool = False,
+) -> None:
+    """A table for people on a terminal, plain columns for scripts and pipes.
+
+    Cells may hold rich markup (escape values with ``rich.markup.escape``).
+    On a terminal the table takes the terminal's width; the columns in
+    ``ids`` (identifiers) never wrap or shorten, the others fold. Piped or
+    redirected, it prints plain text columns separated by two spaces, every
+    cell in full on one line (no width limit, no markup), with the title and
+    caption as ``#`` lines, so ``grep``/``awk`` see whole identifiers.
+    """
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(stderr=stderr, highlight=False)
+    if console.is_terminal:
+        table = Table(title=title, caption=caption, header_style="bold", box=None, pad_edge=False)
+        for i, head in enumerate(headers):
+            width = max([len(Text.from_markup(r[i]).plain) for r in rows] + [len(head)])
+            table.add_column(
+                escape(head),
+                justify="right" if i in right else "left",
+                no_wrap=i in ids,
+                min_width=width if i in ids else None,
+                overflow="fold",
+            )
+        for r in rows:
+            table.add_row(*r)
+        console.print(table)
+        return
+    plain = [headers] + [[" ".join(Text.from_markup(c).plain.split()) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in plain) for i in range(len(headers))]
+    out = sys.stderr if stderr else sys.stdout
+    if title:
+        print(f"# {title}", file=out)
+    for r in plain:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        print("  ".join(cells).rstrip(), file=out)
+    if caption:
+        print(f"# {caption}", file=out)
+
+
 def stderr_console() -> Console:
     """A console on stderr, so stdout stays clean for ``--json``."""
     return Console(stderr=True)
@@ -81,10 +132,10 @@ def stderr_console() -> Console:
 def progress_bar(description: str, total: int | None, *, enabled: bool = True) -> Iterator[Any]:
     """A rich progress bar on stderr; yields ``advance(n=1)``.
 
-    Disabled (a no-op) when ``enabled`` is false or stderr is not a terminal
-    and ``total`` is unknown, so scripts and CI logs stay quiet.
+    Disabled (a no-op) when ``enabled`` is false or stderr is not a terminal,
+    so scripts and CI logs stay quiet.
     """
-    if not enabled:
+    if not enabled or not sys.stderr.isatty():
         yield lambda n=1: None
         return
     progress = Progress(
@@ -94,7 +145,6 @@ def progress_bar(description: str, total: int | None, *, enabled: bool = True) -
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=stderr_console(),
-        transient=not sys.stderr.isatty(),
     )
     with progress:
         task = progress.add_task(description, total=total)

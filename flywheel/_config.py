@@ -101,3 +101,15 @@ class Settings(BaseSettings):
         None, description="ClickHouse cluster name: Replicated tables ON CLUSTER + Distributed."
     )
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+
+    def for_serving(self) -> Settings:
+        """These settings as ``flywheel serve`` runs with them (what ``flywheel config`` shows).
+
+        ``ingest.decode_workers`` left unset (no flag, no environment) is 1 when
+        serving: decoding runs off the receiver's GIL. An app built in-process
+        (tests, benches) keeps 0.
+        """
+        if "decode_workers" in self.ingest.model_fields_set:
+            return self
+        ingest = self.ingest.model_copy(update={"decode_workers": 1})
+        return self.model_copy(update={"ingest": ingest})

@@ -45,6 +45,21 @@ COMMAND_PACKAGES = {
     "ablation": "Oracle-component ablations (ablation/)",
     "tui": "Review in the terminal (tui/)",
 }
+#: The top-level commands each package registers: a command imports only its
+#: own package's CLI module (a second or more of imports saved on every run);
+#: ``--help`` loads them all. ``tests/flywheel/test_cli_startup.py`` holds this
+#: table equal to what each ``register`` adds.
+PACKAGE_COMMANDS = {
+    "ingest": ("serve", "ingest", "provenance", "tools", "traces"),
+    "promote": ("promote",),
+    "evalset": ("evalset", "gate", "grade"),
+    "side_effects": ("side-effects",),
+    "harness": ("analyse", "demo", "run"),
+    "attribution": ("attribute", "calibrate-judge", "import-whowhen"),
+    "safety": ("scorecard",),
+    "ablation": ("ablate",),
+    "tui": ("review",),
+}
 CORE_HEADING = "Store, settings and keys (flywheel/)"
 
 
@@ -54,13 +69,44 @@ class FlywheelGroup(click.Group):
     ``--help`` lists the commands under the package that owns them.
     """
 
-    sections: dict[str, list[str]]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections: dict[str, list[str]] = {}
+        self.loaded: set[str] = set()
+
+    def load_package(self, package: str) -> list[str]:
+        """Register ``package``'s commands (once); return the names it added."""
+        if package not in self.loaded:
+            before = set(self.commands)
+            importlib.import_module(f"flywheel.{package}._cli").register(self)
+            self.loaded.add(package)
+            self.sections[COMMAND_PACKAGES[package]] = sorted(set(self.commands) - before)
+        return self.sections[COMMAND_PACKAGES[package]]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A package's command, its CLI module imported on first use."""
+        if cmd_name not in self.commands:
+            owner = next((p for p, names in PACKAGE_COMMANDS.items() if cmd_name in names), None)
+            if owner is None:  # an unknown name: every package may still add it
+                for package in COMMAND_PACKAGES:
+                    self.load_package(package)
+            else:
+                self.load_package(owner)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command (all packages loaded)."""
+        for package in COMMAND_PACKAGES:
+            self.load_package(package)
+        return super().list_commands(ctx)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """One section per package, so the help says where each job lives."""
+        self.list_commands(ctx)
         owned = {name for names in self.sections.values() for name in names}
         core = [n for n in self.list_commands(ctx) if n not in owned]
-        for heading, names in [(CORE_HEADING, core), *self.sections.items()]:
+        ordered = [(h, self.sections[h]) for h in COMMAND_PACKAGES.values() if h in self.sections]
+        for heading, names in [(CORE_HEADING, core), *ordered]:
             rows = []
             for name in sorted(names):
                 cmd = self.get_command(ctx, name)
@@ -150,8 +196,9 @@ def migrate_cmd(obj: CliContext, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @pass_cli
 def config_cmd(obj: CliContext, as_json: bool) -> None:
-    """Show the effective settings (flags > FLYWHEEL_* environment > defaults) and auth state."""
-    data = settings_view(obj.settings)
+    """Show the settings `flywheel serve` runs with (flags > FLYWHEEL_* environment > defaults)
+    and the auth state."""
+    data = settings_view(obj.settings.for_serving())
     live: int | None = 0  # an embedded store not created yet holds no key
     if _store_exists(obj.settings.store):
         try:
@@ -161,9 +208,10 @@ def config_cmd(obj: CliContext, as_json: bool) -> None:
     data["auth_state"] = auth_state(obj.settings, live).to_dict()
     if as_json:
         echo_json(data)
-    else:
-        for k, v in data.items():
-            click.echo(f"{k}: {v}")
+        return
+    for k, v in data.items():
+        for name, value in (v.items() if isinstance(v, dict) else [("", v)]):
+            click.echo(f"{k}{'.' + name if name else ''}: {value}")
 
 
 def _store_exists(url: str) -> bool:
@@ -243,17 +291,6 @@ def keys_revoke(obj: CliContext, key_id: str) -> None:
     """Revoke a key by id (running servers notice within 5 s)."""
     revoke_key(obj.store(), key_id, actor=local_identity())
     click.echo(f"revoked {key_id}")
-
-
-def _register_all() -> None:
-    cli.sections = {}
-    for package, heading in COMMAND_PACKAGES.items():
-        before = set(cli.commands)
-        importlib.import_module(f"flywheel.{package}._cli").register(cli)
-        cli.sections[heading] = sorted(set(cli.commands) - before)
-
-
-_register_all()
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from flywheel import Settings, Store
-from flywheel._clikit import stderr_console
+from flywheel._clikit import print_table, stderr_console
 
 from ._agents import AgentSpec
 from ._analysis import analyse_trial
@@ -96,18 +96,17 @@ def run_demo(settings: Settings, store: Store, *, runs: int, seed: int, serve: b
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table
-
     def short(name: str) -> str:
         return name.replace("user_task_", "u").replace("injection_task_", "i")
 
-    table = Table(title="demo trials (u = user task, i = injection task)")
-    for col in ("task", "inj", "ok", "attacked", "faults", "flags", "critical side effects", "trace"):
-        table.add_column(col, overflow="fold")
+    cells = []
     for r in rows:
         critical = ", ".join(f"{k.replace('_', ' ')}" for k in r["critical_events"]) or "-"
-        table.add_row(short(r["task"]), short(r["injection"]), "yes" if r["utility"] else "no",
+        cells.append([short(r["task"]), short(r["injection"]) or "-",
+                      "yes" if r["utility"] else "no",
                       {True: "YES", False: "no", None: "-"}[r["attacked"]],
-                      r["faults"].replace("_", " "), str(r["provenance_flags"]), critical,
-                      r["trace_id"][:8])
-    stderr_console().print(table)
+                      r["faults"].replace("_", " ") or "-", str(r["provenance_flags"]), critical,
+                      r["trace_id"]])
+    print_table(["task", "inj", "ok", "attacked", "faults", "flags", "critical side effects",
+                 "trace"], cells, ids=(7,), title="demo trials (u = user task, i = injection task)",
+                stderr=True)

@@ -1,6 +1,6 @@
 """Ingest: OTLP receiver, durable writer, normalisation, argument provenance, trace reads."""
 
-from ._files import ImportResult, import_otlp_json
+from ._files import ImportResult, import_otlp_json, otlp_files
 from flywheel.values import normalise
 from ._models import (
     TURN_ROLES,
@@ -22,7 +22,8 @@ from ._provenance import (
     infer_provenance,
 )
 from ._provenance_store import compute_provenance, load_steps, read_provenance
-from ._read import get_trace, list_traces, normalize_trace_id, parse_time
+from ._read import list_traces, normalize_trace_id, parse_time
+from ._trace import get_span, get_trace, iter_trace
 from ._turns import normalise_steps, parse_turns, turns_text
 from ._usage import Usage, trace_usage
 from ._wal import WriteAheadLog
@@ -36,7 +37,9 @@ __all__ = [
     "TraceDetail",
     "TraceList",
     "TraceSummary",
+    "get_span",
     "get_trace",
+    "iter_trace",
     "list_traces",
     "normalize_trace_id",
     "parse_time",
@@ -58,6 +61,7 @@ __all__ = [
     "declare_provenance",
     "decode_request",
     "import_otlp_json",
+    "otlp_files",
     "infer_provenance",
     "load_steps",
     "normalise",

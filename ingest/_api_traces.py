@@ -15,8 +15,9 @@ from fastapi import APIRouter, Query, Request, Response
 
 from flywheel import Store, request_project, requires
 
-from ._models import ApiError, TraceDetail, TraceList
-from ._read import MAX_LIMIT, encode_cursor, get_trace, list_traces, parse_time
+from ._models import ApiError, SpanNode, TraceDetail, TraceList
+from ._read import MAX_LIMIT, encode_cursor, list_traces, parse_time
+from ._trace import MAX_PAGE_SPANS, PAGE_SPANS, get_span, get_trace
 
 router = APIRouter(prefix="/api/traces", tags=["traces"])
 
@@ -92,7 +93,7 @@ def list_traces_route(
     "/{trace_id}",
     operation_id="get_trace",
     dependencies=[requires("read")],
-    summary="One trace: its summary and every span in tree order with its normalised step.",
+    summary="One trace: its summary and a page of its spans in tree order with their steps.",
     response_model=TraceDetail,
     responses={**_ERRORS, 404: {"model": ApiError, "description": "No such trace in the project."}},
 )
@@ -102,8 +103,33 @@ def get_trace_route(
     attributes: Annotated[
         bool, Query(description="Include raw span and resource attributes, events and links.")
     ] = True,
+    offset: Annotated[
+        int, Query(ge=0, description="First span of the page (next_offset of the previous page).")
+    ] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_PAGE_SPANS, description="Spans per page.")
+    ] = PAGE_SPANS,
 ) -> Response:
-    """The span tree; spans are depth-first with ``depth`` and ``children``."""
+    """The span tree a page at a time: depth-first with ``depth`` and ``children``.
+
+    ``summary`` and ``roots`` describe the whole trace; follow ``next_offset``
+    until it is null for the rest of the spans.
+    """
     store, project = _ctx(request)
-    detail = get_trace(store, trace_id, project=project, attributes=attributes)
+    detail = get_trace(store, trace_id, project=project, attributes=attributes,
+                       offset=offset, limit=limit)
     return Response(detail.model_dump_json(), media_type="application/json")
+
+
+@router.get(
+    "/{trace_id}/spans/{span_id}",
+    operation_id="get_span",
+    dependencies=[requires("read")],
+    summary="One span of a trace with its step, raw attributes, events and links.",
+    response_model=SpanNode,
+    responses={**_ERRORS, 404: {"model": ApiError, "description": "No such trace or span."}},
+)
+def get_span_route(request: Request, trace_id: str, span_id: str) -> SpanNode:
+    """A span's attributes on demand (page a large trace with ``attributes=false``)."""
+    store, project = _ctx(request)
+    return get_span(store, trace_id, span_id, project=project)

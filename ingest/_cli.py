@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from flywheel import UserError, check_serving, local_identity, mask, record_audit
-from flywheel._clikit import CliContext, echo_json, pass_cli, progress_bar
+from flywheel import check_serving, local_identity, mask, record_audit
+from flywheel._clikit import CliContext, echo_json, pass_cli, print_table, progress_bar
 
-from ._files import import_otlp_json
+from ._files import import_otlp_json, otlp_files
 
 
 @click.command("serve")
@@ -36,7 +35,7 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
 
     from flywheel._app import create_app
 
-    settings = obj.settings
+    settings = obj.settings.for_serving()
     if host:
         settings.ingest.host = host
     if port:
@@ -79,10 +78,8 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
 @click.option("--json", "as_json", is_flag=True, help="Print the import summary as JSON.")
 @pass_cli
 def ingest_cmd(obj: CliContext, files: tuple[str, ...], as_json: bool) -> None:
-    """Import OTLP JSON files (the OpenTelemetry file exporter's format)."""
-    missing = [f for f in files if not Path(f).is_file()]
-    if missing:
-        raise UserError(f"no such file: {', '.join(missing)}")
+    """Import OTLP JSON files or directories of them (the OpenTelemetry file exporter's format)."""
+    files = tuple(str(f) for f in otlp_files(files))
     store = obj.store()
     results = []
     with progress_bar("importing", len(files), enabled=not as_json) as advance:
@@ -104,8 +101,6 @@ def ingest_cmd(obj: CliContext, files: tuple[str, ...], as_json: bool) -> None:
 @pass_cli
 def provenance_cmd(obj: CliContext, trace_id: str, recompute: bool, as_json: bool) -> None:
     """Where every tool argument of a trace came from (source, method, trust, flags)."""
-    from rich.table import Table
-
     from ._provenance_store import compute_provenance, read_provenance
 
     store, project = obj.store(), obj.settings.project
@@ -118,19 +113,20 @@ def provenance_cmd(obj: CliContext, trace_id: str, recompute: bool, as_json: boo
         echo_json({"trace_id": trace_id, "arguments": rows,
                    "flagged": flagged, "delegated": delegated})
         return
-    table = Table(title=f"argument provenance of {trace_id}",
-                  caption=f"{flagged} flagged, {delegated} untrusted but delegated by the user")
-    for col in ("span", "tool", "argument", "source", "source span", "method", "conf", "trust", "flags"):
-        table.add_column(col)
+    from rich.markup import escape
+
+    rows_out = []
     for r in rows:
         trust = "trusted" if r["trusted"] else (
             "delegated" if r["method"] == "delegated" else "UNTRUSTED")
-        table.add_row(r["span_id"][:8], r["tool_name"], r["path"], r["source_kind"],
-                      r["source_span_id"][:8], r["method"], f"{r['confidence']:.2f}",
-                      trust, ",".join(r["flags"]))
-    from rich.console import Console
-
-    Console().print(table)
+        rows_out.append([r["span_id"], escape(r["tool_name"]), escape(r["path"]), r["source_kind"],
+                         r["source_span_id"] or "-", r["method"], f"{r['confidence']:.2f}",
+                         trust, ",".join(r["flags"]) or "-"])
+    print_table(
+        ["span", "tool", "argument", "source", "source span", "method", "conf", "trust", "flags"],
+        rows_out, ids=(0, 4), right=(6,), title=f"argument provenance of {trace_id}",
+        caption=f"{flagged} flagged, {delegated} untrusted but delegated by the user",
+    )
 
 
 def register(cli: click.Group) -> None:

@@ -1,6 +1,7 @@
 """``flywheel traces list|show``: the trace read side in the terminal.
 
-Thin over ``ingest._read``; both commands take ``--json`` (the same models the
+Thin over ``ingest._read`` and ``ingest._trace`` (a trace is read and printed a page
+at a time); both commands take ``--json`` (the same models the
 REST API returns), else print a rich table or an indented step tree.
 """
 
@@ -8,16 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
+from collections.abc import Iterator
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from flywheel._clikit import CliContext, echo_json, pass_cli
+from flywheel._clikit import CliContext, echo_json, pass_cli, print_table
 
 from ._models import SpanNode, TraceDetail, TraceSummary
-from ._read import MAX_LIMIT, encode_cursor, get_trace, list_traces, parse_time
+from ._read import MAX_LIMIT, encode_cursor, list_traces, parse_time
+from ._trace import iter_trace
 
 _KIND_STYLE = {
     "llm": "cyan",
@@ -110,41 +113,34 @@ def list_cmd(
     if as_json:
         echo_json({"traces": traces, "next_cursor": nxt})
         return
-    console = _console()
     if not traces:
-        console.print("no traces match", style="dim")
+        click.echo("no traces match")
         return
-    console.print(_table(traces))
+    print_table(_LIST_HEADERS, _rows(traces), ids=(0, 1), right=(4, 5, 7, 8))
     if nxt:
-        console.print(f"more: --cursor {nxt}", style="dim", soft_wrap=True)
+        click.echo(f"more: --cursor {nxt}")
 
 
-def _table(traces: list[TraceSummary]) -> Table:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("trace id", no_wrap=True, overflow="ignore")
-    table.add_column("started (UTC)", no_wrap=True)
-    table.add_column("service", overflow="fold")
-    table.add_column("root", overflow="fold")
-    table.add_column("spans", justify="right")
-    table.add_column("errors", justify="right")
-    table.add_column("tools", overflow="fold")
-    table.add_column("tokens", justify="right")
-    table.add_column("duration", justify="right", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    for t in traces:
-        table.add_row(
+_LIST_HEADERS = ["trace id", "started (UTC)", "service", "root", "spans", "errors", "tools",
+                 "tokens", "duration", "status"]
+
+
+def _rows(traces: list[TraceSummary]) -> list[list[str]]:
+    return [
+        [
             t.trace_id,
             _when(t.start_ns),
             escape(t.service_name),
             escape(t.root_name),
             str(t.span_count),
             f"[red]{t.error_count}[/]" if t.error_count else "0",
-            escape(", ".join(t.tool_names)),
+            escape(", ".join(t.tool_names)) or "-",
             str(t.total_tokens),
             _ms(t.duration_ms),
             "[red]error[/]" if t.status == "error" else "ok",
-        )
-    return table
+        ]
+        for t in traces
+    ]
 
 
 @traces_group.command("show")
@@ -154,26 +150,61 @@ def _table(traces: list[TraceSummary]) -> Table:
     default=None,
     help="Raw span attributes: printed on request; in --json unless --no-attributes.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the whole trace as JSON.")
+@click.option("--offset", type=click.IntRange(0), default=0,
+              help="First span to print (its position in the tree).")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Spans to print (default all, read and printed a page at a time).")
+@click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON (streamed).")
 @pass_cli
-def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, as_json: bool) -> None:
+def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, offset: int,
+             limit: int | None, as_json: bool) -> None:
     """One trace as an indented step tree: kind, tool, duration, tokens, status."""
     attributes = as_json if attributes is None else attributes
-    detail = get_trace(obj.store(), trace_id, project=obj.settings.project, attributes=attributes)
+    pages = iter_trace(obj.store(), trace_id, project=obj.settings.project,
+                       attributes=attributes, offset=offset, limit=limit)
     if as_json:
-        click.echo(detail.model_dump_json(indent=2))
-        return
+        _stream_json(pages)
+    else:
+        _stream_tree(pages, attributes)
+
+
+def _stream_json(pages: Iterator[TraceDetail]) -> None:
+    """The TraceDetail document, written as its pages arrive (one span per line)."""
+    out = sys.stdout
+    first, last, n = None, None, 0
+    for page in pages:
+        if first is None:
+            first = page
+            head = page.model_dump(mode="json", include={"trace_id", "project", "summary", "roots"})
+            out.write(json.dumps(head, ensure_ascii=False, indent=2)[:-2] + ',\n  "spans": [')
+        for node in page.spans:
+            out.write(("\n    " if n == 0 else ",\n    ") + node.model_dump_json())
+            n += 1
+        out.flush()
+        last = page
+    assert first is not None and last is not None  # iter_trace yields at least one page
+    out.write(f'\n  ],\n  "offset": {first.offset},\n'
+              f'  "next_offset": {json.dumps(last.next_offset)}\n}}\n')
+
+
+def _stream_tree(pages: Iterator[TraceDetail], attributes: bool) -> None:
     console = _console()
-    _print_header(console, detail)
-    lines: list[str] = []
-    for node in detail.spans:
-        lines.append(_line(node))
-        if attributes:
-            pad = "  " * (node.depth + 2)
-            for k, v in sorted(node.attributes.items()):
-                lines.append(f"{pad}[dim]{escape(k)}[/] = {escape(_clip(v, 200))}")
-    for i in range(0, len(lines), 1000):  # one print per chunk: rich's per-call cost adds up
-        console.print("\n".join(lines[i : i + 1000]), soft_wrap=True)
+    last = None
+    for page in pages:
+        if last is None:
+            _print_header(console, page)
+        lines: list[str] = []
+        for node in page.spans:
+            lines.append(_line(node))
+            if attributes:
+                pad = "  " * (node.depth + 2)
+                for k, v in sorted(node.attributes.items()):
+                    lines.append(f"{pad}[dim]{escape(k)}[/] = {escape(_clip(v, 200))}")
+        if lines:  # one print per page: rich's per-call cost adds up
+            console.print("\n".join(lines), soft_wrap=True)
+        last = page
+    if last is not None and last.next_offset is not None:
+        console.print(f"more: --offset {last.next_offset}", style="dim", soft_wrap=True)
 
 
 def _print_header(console: Console, d: TraceDetail) -> None:

@@ -35,6 +35,38 @@ class ImportResult:
     reasons: list[str] | None = None
 
 
+#: File names a directory argument imports (the file exporter writes JSON lines).
+OTLP_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+def otlp_files(paths: list[str] | tuple[str, ...]) -> list[Path]:
+    """The files to import: each file named, and the OTLP JSON files under each directory.
+
+    A directory contributes every ``*.json``, ``*.jsonl`` and ``*.ndjson`` file
+    below it, in name order. Raises ``UserError`` naming a path that does not
+    exist or a directory with no such file.
+    """
+    out: list[Path] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in OTLP_SUFFIXES)
+            if not found:
+                raise UserError(
+                    f"{arg} is a directory without OTLP JSON files (*.json, *.jsonl, *.ndjson); "
+                    "pass the exporter's files or the directory that holds them"
+                )
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UserError(
+                f"no such file or directory: {arg} (pass OTLP JSON files written by the "
+                "OpenTelemetry file exporter, or a directory of them)"
+            )
+    return out
+
+
 def _requests(path: Path) -> Iterator[tuple[int, bytes]]:
     text = path.read_bytes()
     stripped = text.strip()

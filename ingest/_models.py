@@ -199,13 +199,19 @@ class SpanNode(BaseModel):
 
 
 class TraceDetail(BaseModel):
-    """A whole trace: its summary and every span in tree order."""
+    """A trace: its summary and its spans in tree order (all of them, or one page)."""
 
     trace_id: str
     project: str
     summary: TraceSummary
     roots: list[str] = Field(description="Span ids of the roots, by start time.")
-    spans: list[SpanNode] = Field(description="Every span, depth-first in tree order.")
+    spans: list[SpanNode] = Field(
+        description="The page's spans, depth-first in tree order (summary.span_count in all)."
+    )
+    offset: int = Field(default=0, description="Position of the first span of this page.")
+    next_offset: int | None = Field(
+        default=None, description="offset of the next page; null when this page ends the trace."
+    )
 
 
 class ApiError(BaseModel):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,10 +169,36 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
         try:
             _hex_ids_to_base64(doc)
             json_format.ParseDict(doc, req, ignore_unknown_fields=True)
-        except (json_format.ParseError, TypeError, ValueError, AttributeError, RecursionError) as exc:
-            raise UserError(f"malformed OTLP JSON: {exc}") from exc
+        except (json_format.ParseError, TypeError, ValueError, RecursionError) as exc:
+            raise UserError(f"malformed OTLP JSON{parse_error_message(exc)}") from exc
         return req
     raise UserError(f"unsupported content type {content_type!r}")
+
+
+_FIELD_PREFIX = re.compile(r"Failed to parse (\w+) field: ")
+
+
+def parse_error_message(exc: BaseException) -> str:
+    """``" at PATH: REASON"`` from protobuf's nested ParseError text, in one short line.
+
+    protobuf prefixes its message once per nesting level ("Failed to parse
+    values field: " a hundred times for a deeply nested value); the levels
+    become a dotted path with repeats counted (``values x99``).
+    """
+    text, path = str(exc), []
+    while m := _FIELD_PREFIX.match(text):
+        path.append(m.group(1))
+        text = text[m.end():]
+    groups: list[str] = []
+    for name in path:
+        if groups and groups[-1].split(" x")[0] == name:
+            head, _, n = groups[-1].partition(" x")
+            groups[-1] = f"{head} x{int(n or 1) + 1}"
+        else:
+            groups.append(name)
+    reason = " ".join(text.split("\n", 1)[0].split()).rstrip(".")
+    reason = reason if len(reason) <= 200 else reason[:199] + "…"
+    return f" at {'.'.join(groups)}: {reason}" if groups else f": {reason}"
 
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
@@ -179,12 +206,34 @@ _ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_
 
 def _hex_ids_to_base64(doc: dict[str, Any]) -> None:
     """OTLP JSON writes ids as hex; protobuf's JSON mapping expects base64."""
-    for rs in doc.get("resourceSpans", doc.get("resource_spans", [])) or []:
-        for ss in rs.get("scopeSpans", rs.get("scope_spans", [])) or []:
-            for span in ss.get("spans", []) or []:
+    for i, rs in _objects(doc, "resourceSpans", "resource_spans", path=""):
+        for j, ss in _objects(rs, "scopeSpans", "scope_spans", path=f"resourceSpans[{i}]"):
+            for k, span in _objects(ss, "spans", path=f"resourceSpans[{i}].scopeSpans[{j}]"):
                 _fix_ids(span)
-                for link in span.get("links", []) or []:
+                where = f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]"
+                for _, link in _objects(span, "links", path=where):
                     _fix_ids(link)
+
+
+def _objects(parent: dict[str, Any], *keys: str, path: str) -> list[tuple[int, dict[str, Any]]]:
+    """The objects of the list under the first of ``keys``; ``UserError`` naming a bad one."""
+    key = next((k for k in keys if k in parent), keys[0])
+    value = parent.get(key)
+    where = f"{path}.{keys[0]}" if path else keys[0]
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise UserError(f"malformed OTLP JSON at {where}: a list is needed, not {_kind(value)}")
+    for n, v in enumerate(value):
+        if not isinstance(v, dict):
+            raise UserError(
+                f"malformed OTLP JSON at {where}[{n}]: an object is needed, not {_kind(v)}")
+    return list(enumerate(value))
+
+
+def _kind(value: Any) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _fix_ids(obj: dict[str, Any]) -> None:

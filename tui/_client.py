@@ -195,8 +195,14 @@ class ReviewClient:
         return dict(await self._call("GET", f"/api/promote/candidates/{candidate_id}"))
 
     async def trace_steps(self, trace_id: str) -> list[StepRow]:
-        """The span tree's structure (see ``trace_structure``)."""
-        detail = await self._call("GET", f"/api/traces/{trace_id}", params={"attributes": False})
+        """The span tree's structure (see ``trace_structure``), every page of it."""
+        detail: dict[str, Any] = {}
+        offset: int | None = 0
+        while offset is not None:
+            page = await self._call("GET", f"/api/traces/{trace_id}",
+                                    params={"attributes": False, "offset": offset})
+            detail = {**page, "spans": [*detail.get("spans", []), *page["spans"]]}
+            offset = page.get("next_offset")
         return trace_structure(detail)
 
     async def provenance(self, trace_id: str) -> list[dict[str, Any]]:

@@ -104,6 +104,7 @@ def cases(cid: str, spare: str) -> dict[str, Case]:
         "revoke_key": Case("POST", f"/api/keys/{spare}/revoke"),
         "list_traces": Case("GET", "/api/traces", b_status=200, read=True),
         "get_trace": Case("GET", f"/api/traces/{TRACE}", read=True),
+        "get_span": Case("GET", f"/api/traces/{TRACE}/spans/{TRACE[:8]}r0000000", read=True),
         "get_trace_provenance": Case("GET", f"/api/traces/{TRACE}/provenance", read=True),
         "get_trace_attribution": Case("GET", f"/api/traces/{TRACE}/attribution", read=True),
         "export_traces": Case(

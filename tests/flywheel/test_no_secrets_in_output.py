@@ -122,6 +122,7 @@ def test_no_planted_secret_in_any_command_output(
     monkeypatch.setenv("FLYWHEEL_EVALSETS_DIR", str(tmp_path / "sets"))
     monkeypatch.chdir(tmp_path)
     args = _args(tmp_path)
+    cli.list_commands(click.Context(cli))  # every package's commands (loaded lazily otherwise)
     commands = _commands(cli)
     assert set(commands) == set(args), (
         "every command needs arguments here (a new command must be checked for secrets): "

@@ -161,10 +161,12 @@ async def test_project_comes_from_settings(seeded):
 async def test_routes_declare_operation_summary_and_errors(seeded):
     spec = minimal_app(seeded).openapi()
     ops = {op["operationId"]: op for path in spec["paths"].values() for op in path.values()}
-    assert set(ops) == {"list_traces", "get_trace"}
+    assert set(ops) == {"list_traces", "get_trace", "get_span"}
     for op in ops.values():
         assert op["summary"] and {"400", "503"} <= set(op["responses"])
-    assert "404" in ops["get_trace"]["responses"]
+    assert "404" in ops["get_trace"]["responses"] and "404" in ops["get_span"]["responses"]
+    assert {p["name"] for p in ops["get_trace"]["parameters"]} == {
+        "trace_id", "attributes", "offset", "limit"}
     params = {p["name"] for p in ops["list_traces"]["parameters"]}
     assert params == {
         "service",

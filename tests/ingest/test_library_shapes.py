@@ -17,6 +17,7 @@ import pytest
 
 from flywheel.ingest import get_trace, list_traces
 from tests.ingest._libraries import check_trace, exporting, trace_of
+from tests.ingest.test_trace_pages import assert_pages_are_the_trace
 from tests.ingest._library_runs import LIBRARIES
 
 
@@ -40,3 +41,5 @@ def test_library_trace_normalised(store, tmp_path, library):
     for view in (listed, detail.summary):
         assert view.input_tokens == sum(c.input_tokens for c in calls)
         assert view.output_tokens == sum(c.output_tokens for c in calls)
+    # read a page at a time, the library's shapes come out the same (issue 23)
+    assert_pages_are_the_trace(store, detail.trace_id, sizes=(1, 3))

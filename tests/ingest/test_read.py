@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from flywheel.ingest import get_trace
 from flywheel.ingest._read import (
     decode_cursor,
     encode_cursor,
-    get_trace,
     list_traces,
     normalize_trace_id,
     parse_time,
@@ -426,11 +426,13 @@ def test_get_trace_unknown_or_other_project(seeded):
 
 def test_get_trace_reads_span_table_inside_its_time_range():
     """The raw-span read is bounded by time, so ClickHouse prunes parts and partitions."""
-    from flywheel.ingest import _read
+    from flywheel.ingest import _trace
 
-    sql = _read._SPANS_SQL
-    assert "Timestamp >=" in sql and "Timestamp <=" in sql and "TraceId =" in sql
-    assert "WHERE project_id = {project:String} AND trace_id = {trace:String}" in _read._STEPS_SQL
+    for sql in (_trace._SPANS_SQL, _trace._RAW_OUTLINE_SQL):
+        assert "Timestamp >=" in sql and "Timestamp <=" in sql and "TraceId =" in sql
+    for sql in (_trace._OUTLINE_SQL, _trace._STEPS_SQL):
+        assert "WHERE project_id = {{project:String}} AND trace_id = {{trace:String}}" in sql \
+            or "WHERE project_id = {project:String} AND trace_id = {trace:String}" in sql
 
 
 def test_parse_time():
@@ -547,9 +549,18 @@ def _forests(draw: Any) -> list[tuple[str, str, int]]:
 @given(_forests())
 def test_assemble_lays_out_every_span_once_depth_first(spans):
     """Any parent graph (orphans, cycles, self-parents) gives a valid depth-first layout."""
-    from flywheel.ingest._read import _assemble, _Span
+    from types import SimpleNamespace
 
-    nodes = _assemble({sid: _Span(sid, parent, start) for sid, parent, start in spans})
+    from flywheel.ingest._trace import _assemble
+
+    ordered = sorted(spans, key=lambda s: (s[2], s[0]))  # _assemble takes spans in start order
+    ids = [s[0] for s in ordered]
+    layout, depths, kids = _assemble(ids, [s[1] for s in ordered])
+    nodes = [
+        SimpleNamespace(span_id=ids[i], parent_span_id=ordered[i][1], depth=d,
+                        children=[ids[k] for k in ks], step=SimpleNamespace(order=i + 1))
+        for i, d, ks in zip(layout, depths, kids, strict=True)
+    ]
     assert sorted(n.span_id for n in nodes) == sorted(s[0] for s in spans)
     by_id = {n.span_id: n for n in nodes}
     pos = {n.span_id: i for i, n in enumerate(nodes)}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flywheel.ingest import get_trace, list_traces, trace_usage
 from tests.ingest._libraries import CALL_USAGE, TASK, exporting, scripted_openai, trace_of
@@ -114,3 +116,24 @@ def test_smolagents_run_total_is_not_added(store, tmp_path):
     for view in (listed, detail.summary):
         assert view.input_tokens == counted.input_tokens
         assert view.output_tokens == counted.output_tokens
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.tuples(st.sampled_from(["llm", "agent", "tool", "other"]),
+                          st.integers(0, 10_000), st.integers(0, 10_000), st.integers(0, 20_000),
+                          st.floats(0, 10, allow_nan=False)), max_size=30))
+def test_table_usage_is_trace_usage(rows):
+    """The columnar rule (the trace detail's outline) equals the per-step rule."""
+    import pyarrow as pa
+
+    from flywheel.ingest._usage import table_usage
+
+    steps = [dict(zip(("kind", "input_tokens", "output_tokens", "total_tokens", "cost"), r,
+                      strict=True)) for r in rows]
+    table = pa.table({k: [s[k] for s in steps] for k in
+                      ("kind", "input_tokens", "output_tokens", "total_tokens", "cost")}
+                     if steps else {"kind": pa.array([], pa.string())})
+    got, want = table_usage(table), trace_usage(steps)
+    assert (got.input_tokens, got.output_tokens, got.total_tokens) == (
+        want.input_tokens, want.output_tokens, want.total_tokens)
+    assert got.cost == pytest.approx(want.cost, rel=1e-12, abs=1e-12)  # summation order
