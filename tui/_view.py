@@ -163,6 +163,30 @@ def step_label(step: Any, untrusted: int) -> str:
     return f"{kind:<5} {name[:24]} {step.duration_ms:.0f}ms{tok} {st}{warn}"
 
 
+def reasons_text(reasons: Sequence[str]) -> str:
+    """Why a candidate was sampled or flagged, every reason in full (the header wraps them)."""
+    return "flagged: " + ("; ".join(reasons) if reasons else "-")
+
+
+def step_path(steps: Sequence[Any], span_id: str) -> str:
+    """The highlighted step's chain from its root, ``root > ... > step``.
+
+    Shown above the tree so the root stays in view however far the tree scrolls;
+    the middle of a deep chain is elided to keep the line short.
+    """
+    by_id = {s.span_id: s for s in steps}
+    chain: list[Any] = []
+    node = by_id.get(span_id)
+    while node is not None and node not in chain:
+        chain.append(node)
+        node = by_id.get(node.parent_span_id)
+    chain.reverse()
+    names = [f"{KIND_MARK.get(s.kind, 'SPAN')} {s.tool_name or s.name}" for s in chain]
+    if len(names) > 4:
+        names = [names[0], "...", *names[-2:]]
+    return " > ".join(names) if names else ""
+
+
 def badge(rec: Mapping[str, Any]) -> str:
     """A provenance badge: ``[user exact .95]`` or ``! [untrusted tool_result:read_inbox .95]``."""
     kind = rec.get("source_kind", "?")

@@ -2,7 +2,8 @@
 
 The app holds the API client and the reviewer's name; screens do their I/O
 in ``@work(exclusive=True)`` workers so the terminal never blocks on the
-network. ``?`` opens the help screen everywhere.
+network. ``?`` opens the help screen everywhere; ``q`` (or Ctrl+Q) quits,
+asking first when the task editor holds unsaved edits.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class ReviewApp(App[None]):
     TITLE = "flywheel review"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
+        Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("f1", "help", "Help", show=False),
         Binding("ctrl+q", "quit", "Quit", show=False),
@@ -46,6 +48,19 @@ class ReviewApp(App[None]):
     async def on_unmount(self) -> None:
         """Close the HTTP client."""
         await self.client.aclose()
+
+    async def action_quit(self) -> None:
+        """Leave the app; with an unsaved task edit, only after a confirmation."""
+        if not getattr(self.screen, "unsaved", False):
+            self.exit()
+            return
+        from flywheel.tui.screens.confirm import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmScreen("quit and lose the unsaved task edits?"), answered)
 
     def action_help(self) -> None:
         """Show the keys (once)."""

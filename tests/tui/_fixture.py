@@ -109,6 +109,7 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "redaction": ("down", "enter", "r"),
     "editor": ("down", "enter", "e"),
     "help": ("question_mark",),
+    "approve": ("down", "enter", "a"),
 }
 
 

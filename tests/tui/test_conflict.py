@@ -29,7 +29,7 @@ async def test_stale_claim_after_another_reviewer_decided(
         await pa.press("n")
         await settle(pa)
         assert alice.screen.candidate_id == first  # type: ignore[attr-defined]
-        await pa.press("a")
+        await pa.press("a", "y")
         await settle(pa)
         # Bob acts on what he saw: claim at v0. The server says 409; the app shows it.
         await pb.press("enter")

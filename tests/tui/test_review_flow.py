@@ -57,7 +57,7 @@ async def test_claim_inspect_edit_approve_then_reject(
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, TraceScreen)
-        await pilot.press("a")
+        await pilot.press("a", "y")  # approve asks once
         await settle(pilot)
         assert isinstance(app.screen, QueueScreen)
         # Next one: reject with a reason.

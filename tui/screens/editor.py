@@ -25,6 +25,10 @@ class EditorScreen(ReviewScreen):
     BINDINGS = [
         Binding("ctrl+s", "save", "Validate+save"),
         Binding("escape", "back", "Back"),
+        # q and ? type into a field here: Ctrl+Q quits (asking first when edits are
+        # unsaved), F1 helps
+        Binding("ctrl+q", "app.quit", "Quit", key_display="^q"),
+        Binding("f1", "app.help", "Help"),
     ]
 
     def __init__(self, candidate_id: str, task: dict[str, Any], version: int) -> None:
@@ -61,6 +65,7 @@ class EditorScreen(ReviewScreen):
 
     def on_mount(self) -> None:
         """Start at the top of the form (focus on the first field)."""
+        self.saved_values = self._values()
         self.call_after_refresh(self.query_one("#form", VerticalScroll).scroll_home, animate=False)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -75,6 +80,11 @@ class EditorScreen(ReviewScreen):
             w = self.query_one(f"#{key}")
             out[key] = w.text if isinstance(w, TextArea) else w.value  # type: ignore[attr-defined]
         return out
+
+    @property
+    def unsaved(self) -> bool:
+        """True when a field differs from what the editor opened with (or last saved)."""
+        return self._values() != getattr(self, "saved_values", self._values())
 
     def _show_errors(self, errors: dict[str, str]) -> None:
         for key, _ in (*FIELDS, ("form", "")):

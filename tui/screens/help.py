@@ -10,18 +10,19 @@ from textual.widgets import Static
 
 HELP = """\
 QUEUE                              CANDIDATE (trace view)
- n      claim the next free one     a    approve the task as shown
+ n      claim the next free one     a    approve as shown (asks y/n)
  Enter  open; claims a free one     x    reject (asks a reason)
  t s    status / source filter      i    needs-info (asks a reason)
  /      slice, reason, task text    s    skip: back to the queue
  o      sort queue/age/cluster      e    task editor   r  redaction view
  m      only mine   l  reload       c    claim (read-only)  o  reopen
-TASK EDITOR                         Esc  back       (o: a decided one)
+TASK EDITOR                         l    reload        Esc  back
  Tab     next field                REDACTION
  Ctrl+S  validate and save          Enter   add the rule typed:
  Esc     back, unsaved edits lost     key:card_holder=NAME
                                       deny:NAME=Lee Smith
-                                    Ctrl+R  re-run with the rules
+ q quits (Ctrl+Q in the editor;     Ctrl+R  re-run with the rules
+   asks first when edits unsaved)
 MARKERS (colour only repeats them)
  ! [untrusted ...]  argument value from an untrusted source
  x ERR  step in error   mine / @bob  claim holder   !n  n flagged args

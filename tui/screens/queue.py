@@ -29,14 +29,14 @@ class QueueScreen(ReviewScreen):
 
     CSS_PATH = "queue.tcss"
     BINDINGS = [
-        Binding("n", "claim_next", "Claim next"),
-        Binding("enter", "open", "Open/claim"),
+        Binding("n", "claim_next", "Next"),
+        Binding("enter", "open", "Open"),
         Binding("t", "cycle_status", "Status"),
         Binding("s", "cycle_source", "Source"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("o", "cycle_sort", "Sort"),
         Binding("m", "mine", "Mine"),
-        Binding("l", "reload", "Reload"),
+        Binding("l", "reload", "Reload", show=False),
     ]
 
     def __init__(self) -> None:

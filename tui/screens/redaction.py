@@ -23,6 +23,9 @@ class RedactionScreen(ReviewScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("ctrl+r", "rerun", "Re-run redaction"),
+        # q and ? type into the rule field: Ctrl+Q quits, F1 helps
+        Binding("ctrl+q", "app.quit", "Quit", key_display="^q"),
+        Binding("f1", "app.help", "Help"),
     ]
 
     def __init__(self, candidate_id: str, detail: dict[str, Any], version: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from flywheel.tui._client import ApiError, StepRow
-from flywheel.tui._view import KIND_MARK, argument_lines, pretty
+from flywheel.tui._view import KIND_MARK, argument_lines, pretty, reasons_text, step_path
 from flywheel.tui.screens._base import ReviewScreen
 from flywheel.tui.widgets import Banner, StepTree
 from rich.text import Text
@@ -26,13 +26,13 @@ class TraceScreen(ReviewScreen):
 
     CSS_PATH = "trace.tcss"
     BINDINGS = [
-        Binding("escape", "back", "Queue"),
+        Binding("escape", "back", "Queue", show=False),
         Binding("a", "decide('approve')", "Approve"),
         Binding("x", "decide('reject')", "Reject"),
-        Binding("i", "decide('needs-info')", "Needs info"),
+        Binding("i", "decide('needs-info')", "Info"),
         Binding("s", "skip", "Skip"),
-        Binding("e", "edit", "Edit task"),
-        Binding("r", "redaction", "Redaction"),
+        Binding("e", "edit", "Edit"),
+        Binding("r", "redaction", "Redact"),
         Binding("c", "claim", "Claim", show=False),
         Binding("o", "reopen", "Reopen", show=False),
         Binding("l", "reload", "Reload", show=False),
@@ -61,6 +61,7 @@ class TraceScreen(ReviewScreen):
         """Lay out the screen."""
         yield Static(id="head")
         yield Banner(id="banner")
+        yield Static(id="path")
         yield StepTree("trace", id="tree")
         with VerticalScroll(id="detail"):
             yield Static(id="step")
@@ -108,7 +109,7 @@ class TraceScreen(ReviewScreen):
         self.query_one("#head", Static).update(Text(
             f"{self.candidate_id}  {task.get('task_id', '')}  [{cand['source']}/{cand['slice']}]"
             f"\nreview v{rv.get('version', 0)} {rv.get('status')} by {holder}{mode}"
-            f"  reasons: {', '.join(cand.get('reasons', [])) or '-'}"
+            f"\n{reasons_text(cand.get('reasons', []))}"
         ))
         tree = self.query_one(StepTree)
         first = tree.show_steps(self.steps, self.provenance)
@@ -128,6 +129,7 @@ class TraceScreen(ReviewScreen):
             self._show_step(event.node.data)
 
     def _show_step(self, span_id: str) -> None:
+        self.query_one("#path", Static).update(Text(step_path(self.steps, span_id)))
         step = next((s for s in self.steps if s.span_id == span_id), None)
         red = self.redacted.get(span_id, {})
         out = Text()
@@ -163,9 +165,17 @@ class TraceScreen(ReviewScreen):
         self.load()
 
     def action_decide(self, decision: str) -> None:
-        """Approve now; reject and needs-info ask for a reason first."""
+        """Approve after one confirmation; reject and needs-info ask for a reason first."""
         if decision == "approve":
-            self.write("decide", decision=decision)
+            from flywheel.tui.screens.confirm import ConfirmScreen
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.write("decide", decision=decision)
+
+            task = (self.detail.get("task") or {}).get("task_id", "")
+            self.app.push_screen(
+                ConfirmScreen(f"approve {self.candidate_id} {task} as shown?"), confirmed)
             return
         from flywheel.tui.screens.reason import ReasonScreen
 
