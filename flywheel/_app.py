@@ -23,6 +23,7 @@ from . import __version__
 from ._auth import KeyCache
 from ._authz import AuthMiddleware, check_routes
 from ._config import Settings
+from ._local_server import announced, new_token
 from ._secrets import install_log_masking, mask, register_secret
 from ._store import Store, open_store
 from .errors import FlywheelError, OverloadedError
@@ -58,6 +59,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
             for module in modules:
                 if hasattr(module, "lifespan"):
                     await stack.enter_async_context(module.lifespan(app))
+            if getattr(app.state, "announce", None):  # `flywheel serve`: see _local_server
+                stack.enter_context(announced(*app.state.announce, app.state.local_token))
             yield
         if owns_store:
             store.close()
@@ -93,5 +96,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         app.include_router(module.router)
     check_routes(app)
     app.state.key_cache = KeyCache(store)
-    app.add_middleware(AuthMiddleware, cache=app.state.key_cache, settings=settings)
+    app.state.local_token = new_token()  # written into the store directory by `flywheel serve`
+    register_secret(app.state.local_token)
+    app.add_middleware(AuthMiddleware, cache=app.state.key_cache, settings=settings,
+                       local_token=app.state.local_token)
     return app

@@ -9,6 +9,10 @@ readiness, metrics, docs) and sets ``request.state.principal``
   is 401; a request naming another project (``X-Flywheel-Project``) is 403;
 - the bootstrap admin token (``FLYWHEEL_ADMIN_TOKEN``), which may name any
   project;
+- the server's own token, which ``flywheel serve`` writes into the embedded
+  store's directory for the CLI beside it (``flywheel._local_server``): the
+  local operator ``local:USER`` with every scope, from any project (whoever
+  reads the store directory holds the store's data anyway);
 - with ``auth = auto`` and no key and no admin token yet: a loopback client
   whose ``Host`` is a loopback name (a web page that rebinds its DNS name to
   127.0.0.1 sends its own host name) acts as ``local:USER``; anyone else is
@@ -24,6 +28,7 @@ omission.
 
 from __future__ import annotations
 
+import hmac
 import json
 from typing import Any
 
@@ -116,8 +121,11 @@ def _loopback_request(scope: dict[str, Any], headers: dict[str, str]) -> bool:
 class AuthMiddleware:
     """Pure ASGI middleware: authenticate, then set ``scope['state']['principal']``."""
 
-    def __init__(self, app: Any, cache: KeyCache, settings: Settings) -> None:
+    def __init__(self, app: Any, cache: KeyCache, settings: Settings, local_token: str = "") -> None:
         self.app, self.cache, self.settings = app, cache, settings
+        #: the token `flywheel serve` writes into the store directory (``_local_server``):
+        #: the CLI beside the server acts as the local operator with every scope
+        self.local_token = local_token
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -146,6 +154,8 @@ class AuthMiddleware:
         auth = headers.get("authorization", "")
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else headers.get(
             "x-flywheel-key", "").strip()
+        if key and self.local_token and hmac.compare_digest(key.encode(), self.local_token.encode()):
+            return Principal(local_identity(), asked or default, frozenset(SCOPES), "", "local")
         if key:
             token = token_principal(self.settings, key, asked or default)
             if token is not None:

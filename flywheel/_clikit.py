@@ -21,19 +21,37 @@ from rich.progress import (
 )
 
 from ._config import Settings
+from ._local_server import ServerClient, find_server, held_by_server
 from ._store import Store, open_store
 
 
 @dataclass
 class CliContext:
-    """Settings from flags and environment, and the store opened on first use."""
+    """Settings from flags and environment, and the store opened on first use.
+
+    While ``flywheel serve`` holds the embedded store, ``server()`` is its REST
+    API (commands with a route send their work there) and ``store()`` is a
+    one-line error naming the server and what to do (``flywheel._local_server``).
+    """
 
     settings: Settings
     _store: Store | None = field(default=None, repr=False)
+    _server: ServerClient | None = field(default=None, repr=False)
+
+    def server(self) -> ServerClient | None:
+        """The local server holding the embedded store (None: open the store here)."""
+        if self._server is None and self._store is None:
+            found = find_server(self.settings.store)
+            if found is not None:
+                self._server = ServerClient(found, self.settings.project)
+        return self._server
 
     def store(self, *, migrate: bool = True) -> Store:
         """The configured store, migrated to the current schema."""
         if self._store is None:
+            held = held_by_server(self.settings.store, _command_name())
+            if held is not None:
+                raise held
             self._store = open_store(
                 self.settings.store,
                 cluster=self.settings.cluster,
@@ -44,10 +62,21 @@ class CliContext:
         return self._store
 
     def close(self) -> None:
-        """Close the store if it was opened."""
+        """Close the store (or the server connection) if it was opened."""
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+
+def _command_name() -> str:
+    """The running command without the program name (``traces list``), for messages."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return "COMMAND"
+    return ctx.command_path.partition(" ")[2] or ctx.command_path
 
 
 pass_cli = click.make_pass_decorator(CliContext)

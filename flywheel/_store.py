@@ -148,15 +148,24 @@ def open_store(
     return store
 
 
+def chdb_path(url: str) -> str | None:
+    """The directory of an embedded store URL (``chdb:///PATH``), else None."""
+    parsed = urlparse(url)
+    if parsed.scheme != "chdb":
+        return None
+    path = unquote(parsed.netloc + parsed.path)
+    if path.startswith("/./") or path.startswith("/../"):
+        path = path[1:]
+    return path
+
+
 def _open(url: str, cluster: str | None) -> Store:
     parsed = urlparse(url)
     query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
     if parsed.scheme == "chdb":
         from ._store_chdb import ChdbStore
 
-        path = unquote(parsed.netloc + parsed.path)
-        if path.startswith("/./") or path.startswith("/../"):
-            path = path[1:]
+        path = chdb_path(url) or ""
         if not path or path == "/":
             raise UserError(f"store URL {url} has no directory; use chdb:///PATH")
         return ChdbStore(path, database=query.get("database", "flywheel"), url=url)

@@ -262,7 +262,12 @@ def keys_group() -> None:
 def keys_create(obj: CliContext, key_project: str, scopes: tuple[str, ...], name: str,
                 as_json: bool) -> None:
     """Create a key; it is printed once and never stored in clear."""
-    key = create_key(obj.store(), key_project, scopes, name=name, actor=local_identity())
+    server = obj.server()
+    if server is not None:  # a running server holds the store: its key routes
+        key = server.post("/api/keys", {"scopes": list(scopes), "name": name},
+                          project=key_project)["key"]
+    else:
+        key = create_key(obj.store(), key_project, scopes, name=name, actor=local_identity())
     if as_json:
         echo_json({"project": key_project, "scopes": list(scopes), "name": name, "key": key})
     else:
@@ -270,26 +275,43 @@ def keys_create(obj: CliContext, key_project: str, scopes: tuple[str, ...], name
 
 
 @keys_group.command("list")
-@click.option("--project", "key_project", default=None, help="Only this project's keys.")
+@click.option("--project", "key_project", default=None,
+              help="Only this project's keys (through a running server: this or the "
+              "configured project).")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @pass_cli
 def keys_list(obj: CliContext, key_project: str | None, as_json: bool) -> None:
     """List keys (ids, projects, identities, scopes; never secrets)."""
-    keys = list_keys(obj.store(), project=key_project)
+    server = obj.server()
+    if server is not None:
+        keys = list(server.get("/api/keys", project=key_project or obj.settings.project))
+    else:
+        keys = [k.to_dict() for k in list_keys(obj.store(), project=key_project)]
     if as_json:
-        echo_json([k.to_dict() for k in keys])
+        echo_json(keys)
         return
     for k in keys:
-        state = "revoked" if k.revoked else "live"
-        click.echo(f"{k.key_id}  {k.project_id:<20} {state:<8} {','.join(k.scopes):<24} {k.identity}")
+        state = "revoked" if k["revoked"] else "live"
+        click.echo(f"{k['key_id']}  {k['project_id']:<20} {state:<8} {','.join(k['scopes']):<24} "
+                   f"{k['identity']}")
 
 
 @keys_group.command("revoke")
 @click.argument("key_id")
+@click.option("--project", "key_project", default=None,
+              help="The key's project, through a running server (default: the configured one).")
 @pass_cli
-def keys_revoke(obj: CliContext, key_id: str) -> None:
-    """Revoke a key by id (running servers notice within 5 s)."""
-    revoke_key(obj.store(), key_id, actor=local_identity())
+def keys_revoke(obj: CliContext, key_id: str, key_project: str | None) -> None:
+    """Revoke a key by id, or by the key itself (refused at once by a server it goes
+    through, within 5 s by any other)."""
+    parts = key_id.split("_")
+    if len(parts) >= 3 and parts[0] == "fwk":  # the whole key: its id is the second part
+        key_id = parts[1]
+    server = obj.server()
+    if server is not None:
+        server.post(f"/api/keys/{key_id}/revoke", project=key_project or obj.settings.project)
+    else:
+        revoke_key(obj.store(), key_id, actor=local_identity(), project=key_project)
     click.echo(f"revoked {key_id}")
 
 

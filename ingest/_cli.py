@@ -69,6 +69,9 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
         f"(OTLP: /v1/traces, API: /api, store: {mask(settings.store)}, auth: {settings.auth})",
         err=True,
     )
+    # while it serves, CLI commands on this store find it through a file in the store
+    # directory (written and removed by the app's lifespan: uvicorn re-raises SIGTERM)
+    app.state.announce = (settings.store, settings.ingest.host, settings.ingest.port)
     uvicorn.run(app, host=settings.ingest.host, port=settings.ingest.port,
                 log_level="warning", access_log=False, timeout_keep_alive=30)
 
@@ -103,10 +106,15 @@ def provenance_cmd(obj: CliContext, trace_id: str, recompute: bool, as_json: boo
     """Where every tool argument of a trace came from (source, method, trust, flags)."""
     from ._provenance_store import compute_provenance, read_provenance
 
-    store, project = obj.store(), obj.settings.project
-    if recompute:
-        compute_provenance(store, trace_id, project=project)
-    rows = read_provenance(store, trace_id, project=project)
+    server = obj.server()
+    if server is not None:  # a running server holds the store: ask its API
+        doc = server.get(f"/api/traces/{trace_id}/provenance", recompute=recompute or None)
+        rows = doc["arguments"]
+    else:
+        store, project = obj.store(), obj.settings.project
+        if recompute:
+            compute_provenance(store, trace_id, project=project)
+        rows = read_provenance(store, trace_id, project=project)
     flagged = sum(1 for r in rows if r["flags"])
     delegated = sum(1 for r in rows if r["method"] == "delegated")
     if as_json:

@@ -16,11 +16,11 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from flywheel._clikit import CliContext, echo_json, pass_cli, print_table
+from flywheel._clikit import CliContext, ServerClient, echo_json, pass_cli, print_table
 
-from ._models import SpanNode, TraceDetail, TraceSummary
+from ._models import SpanNode, TraceDetail, TraceList, TraceSummary
 from ._read import MAX_LIMIT, encode_cursor, list_traces, parse_time
-from ._trace import iter_trace
+from ._trace import MAX_PAGE_SPANS, PAGE_SPANS, iter_trace
 
 _KIND_STYLE = {
     "llm": "cyan",
@@ -95,6 +95,14 @@ def list_cmd(
     as_json: bool,
 ) -> None:
     """Traces, newest first, filtered by service, time, status, errors, tool or text."""
+    server = obj.server()
+    if server is not None:  # a running server holds the store: ask its API
+        page = TraceList.model_validate(server.get(
+            "/api/traces", service=service, since=since, until=until, status=status,
+            has_error=has_error, tool=tool, text=text, limit=limit, offset=offset,
+            cursor=cursor))
+        _print_list(page.traces, page.next_cursor, as_json)
+        return
     traces = list_traces(
         obj.store(),
         project=obj.settings.project,
@@ -110,6 +118,10 @@ def list_cmd(
         cursor=cursor,
     )
     nxt = encode_cursor(traces[-1]) if len(traces) == limit else None
+    _print_list(traces, nxt, as_json)
+
+
+def _print_list(traces: list[TraceSummary], nxt: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"traces": traces, "next_cursor": nxt})
         return
@@ -160,12 +172,34 @@ def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, offset: in
              limit: int | None, as_json: bool) -> None:
     """One trace as an indented step tree: kind, tool, duration, tokens, status."""
     attributes = as_json if attributes is None else attributes
-    pages = iter_trace(obj.store(), trace_id, project=obj.settings.project,
-                       attributes=attributes, offset=offset, limit=limit)
+    server = obj.server()
+    if server is not None:  # a running server holds the store: page through its API
+        pages = _api_pages(server, trace_id, attributes, offset, limit)
+    else:
+        pages = iter_trace(obj.store(), trace_id, project=obj.settings.project,
+                           attributes=attributes, offset=offset, limit=limit)
     if as_json:
         _stream_json(pages)
     else:
         _stream_tree(pages, attributes)
+
+
+def _api_pages(server: ServerClient, trace_id: str, attributes: bool, offset: int,
+               limit: int | None) -> Iterator[TraceDetail]:
+    """``iter_trace`` through ``GET /api/traces/{id}``: a first page of the default size
+    (the first lines come soon), then the largest pages (each request reads the outline)."""
+    at: int | None = offset
+    left, size = limit, PAGE_SPANS
+    while at is not None:
+        want = size if left is None else min(size, left)
+        page = TraceDetail.model_validate(server.get(
+            f"/api/traces/{trace_id}", attributes=attributes, offset=at, limit=want))
+        yield page
+        at, size = page.next_offset, MAX_PAGE_SPANS
+        if left is not None:
+            left -= len(page.spans)
+            if left <= 0:
+                return
 
 
 def _stream_json(pages: Iterator[TraceDetail]) -> None:
