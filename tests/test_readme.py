@@ -85,3 +85,21 @@ def test_quick_start_runs_as_written(tmp_path: Path) -> None:
     assert "argument provenance of" in out and "recipient" in out  # provenance
     assert re.search(r"^revoked \S+", out, flags=re.M), out
     assert not (tmp_path / ".flywheel" / "store" / "flywheel-server.json").exists()
+
+
+def test_readme_and_docs_link_only_inside_the_repository() -> None:
+    """What a user of the repository has: every link of README.md and docs/*.md resolves
+    to a file or folder of the repository (no workspace path, no web page)."""
+    bad = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text()
+        if "/work/" in text:
+            bad.append((page.name, "/work/"))
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            path = target.split("#")[0]
+            if not path:
+                continue  # an anchor on the same page
+            resolved = (page.parent / path).resolve()
+            if "://" in target or not resolved.is_relative_to(ROOT) or not resolved.exists():
+                bad.append((page.name, target))
+    assert not bad, bad
