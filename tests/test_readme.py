@@ -87,6 +87,22 @@ def test_quick_start_runs_as_written(tmp_path: Path) -> None:
     assert not (tmp_path / ".flywheel" / "store" / "flywheel-server.json").exists()
 
 
+def test_examples_run_as_written(tmp_path: Path) -> None:
+    (block,) = sh_blocks("Examples")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    res = run_block(block, tmp_path)
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    out = res.stdout + res.stderr
+    assert "Traceback" not in out, out[-3000:]
+    assert "18 spans from 4 request(s)" in out
+    assert "4 draft(s) wait for review in eval set 'library-desk'" in out
+    assert "1 intended, 0 benign, 2 unauthorized" in out
+    assert "verdict: BLOCK" in out and "gate exit status 2" in out
+    for reason in ("[insufficient_evidence]", "[golden_regression]", "[slice_floor]"):
+        assert reason in out, reason
+    assert (tmp_path / "report" / "report.json").exists()
+
+
 def test_readme_and_docs_link_only_inside_the_repository() -> None:
     """What a user of the repository has: every link of README.md and docs/*.md resolves
     to a file or folder of the repository (no workspace path, no web page)."""
