@@ -1,7 +1,7 @@
 """Write the corpus files: ``NAME.otlp.jsonl`` (one OTLP/JSON request per line) and ``NAME.labels.json``.
 
 Usage:
-    python bench/redaction_corpus/build.py            # both corpora
+    python bench/redaction_corpus/build.py            # every corpus
     python bench/redaction_corpus/build.py --check    # exit 1 if a written file is stale
 
 The frozen files are committed; ``tests/promote/test_redaction_corpus.py``
@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 
 from _kit import build  # noqa: E402
 
-CORPORA = {"frozen": "frozen_traces", "dev": "dev_traces"}
+CORPORA = {"frozen": "frozen_traces", "dev": "dev_traces", "holdout2": "holdout2_traces"}
 
 
 def render(name: str) -> dict[str, str]:

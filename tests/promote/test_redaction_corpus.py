@@ -17,6 +17,9 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "redaction_corpus"
 FROZEN_SHA256 = {
     "frozen.otlp.jsonl": "c4e0da4c4100758e75ddd16812e407f1b6d416979952bb0080b3c8b825b178f9",
     "frozen.labels.json": "b1349474bbcf8b67194f523a9e47d5b34fe81d2aed9231ccaec737b8a3fcb5a7",
+    # holdout2: the second independent corpus, frozen before any detector ran on it
+    "holdout2.otlp.jsonl": "20a42ec3d275fe6484e972dea1535559afddb2ce651185b168f3bf2be1f56299",
+    "holdout2.labels.json": "7e290c8b68461fa047d96ee98161cafe1a1e06edf1aa400f9fdcf12137de4438",
 }
 
 
