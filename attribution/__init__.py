@@ -36,6 +36,7 @@ from ._taxonomy import (
     SINGLE_AGENT,
     UNDETERMINED,
     UNKNOWN,
+    category_distribution,
     multi_agent_category,
 )
 from ._whowhen import (
@@ -62,6 +63,7 @@ __all__ = [
     "parse_judge",
     "judge_gate",
     "calibrate_judge",
+    "category_distribution",
     "attribute_with_judge",
     "CATEGORIES",
     "DESCRIPTIONS",

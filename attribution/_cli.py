@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from flywheel import UserError
@@ -18,7 +16,7 @@ from ._calibration import (
     parse_judge,
 )
 from ._store import save_attributions, select_traces
-from ._taxonomy import UNKNOWN
+from ._taxonomy import UNKNOWN, category_distribution
 from ._whowhen import import_whowhen
 
 
@@ -151,16 +149,16 @@ def attribute_cmd(
                 save_attributions(store, out[-200:], project=project)
             advance(1)
     save_attributions(store, out[len(out) - len(out) % 200 :], project=project)
+    dist = category_distribution(a.category for a in out)
     if as_json:
         echo_json([a.to_json() for a in out])
-        return
-    counts: dict[str, int] = {}
-    for a in out:
-        counts[a.category] = counts.get(a.category, 0) + 1
-    for a in out:
-        click.echo(_line(a))
-    summary: Any = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
-    click.echo(f"{len(out)} trace(s) attributed; categories: {summary or 'none'}")
+    else:
+        for a in out:
+            click.echo(_line(a))
+        summary = ", ".join(f"{c} {k}" for c, k in dist["counts"])
+        click.echo(f"{len(out)} trace(s) attributed; categories: {summary or 'none'}")
+    if dist["warning"]:
+        click.echo(f"warning: {dist['warning']}", err=True)
 
 
 @click.command("import-whowhen")

@@ -69,6 +69,16 @@ def _uses(s: Step) -> str:
     return s.own_words.replace(",", "")
 
 
+def _takes_up(claimant: Step, t: Step, answer: int) -> bool:
+    """Whether a later step's repeat of a figure is a use of the claim.
+
+    A call passing it, the run's answer, or another agent's words: the claim
+    went into a decision. The claimant repeating itself is not a use (an
+    action template said every turn, a label it copied again).
+    """
+    return t.kind == "tool" or t.index == answer or (t.agent != claimant.agent and t.speaks)
+
+
 def _answer_index(steps: Sequence[Step]) -> int:
     """The run's answer: the first step declaring the run finished, else the last that speaks."""
     end = next((s.index for s in steps if s.ends_run and s.own_words.strip()), None)
@@ -107,7 +117,11 @@ def ungrounded_fact_signals(steps: Sequence[Step]) -> list[Signal]:
             used: list[tuple[str, int]] = []
             for n in new:
                 j = next(
-                    (t.index for t in steps[s.index + 1 :] if has_token(n, _uses(t))),
+                    (
+                        t.index
+                        for t in steps[s.index + 1 :]
+                        if has_token(n, _uses(t)) and _takes_up(s, t, answer)
+                    ),
                     None,
                 )
                 if j is not None or s.index == answer:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from http import HTTPStatus
 from typing import Any
 
 from flywheel.values import near_copy, observed_leaves, same_value
@@ -24,26 +25,80 @@ from flywheel.values import near_copy, observed_leaves, same_value
 from ._grounding import near_copy_signals, ungrounded_fact_signals
 from ._steps import TRUE, Signal, Step, actor_before, call_arguments
 
-#: A tool output that reports an error although the span was not marked failed: a Python
-#: traceback, or output that starts by saying it is an error (``Error: ...``).
-_TRACEBACK = re.compile(
-    r"Traceback \(most recent call last\)|\A\s*(?:error|exception)\b", re.IGNORECASE
-)
+#: A tool output that reports an error although the span was not marked failed: it starts
+#: by saying so (``Error: ...``), or it ends in a Python traceback (the header, then the
+#: exception as the last line). A traceback quoted in the middle of a page is not the call's.
+_SAYS_ERROR = re.compile(r"\A\s*(?:error|exception)\b", re.IGNORECASE)
+_TRACEBACK_HEAD = "Traceback (most recent call last)"
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b:?.*$")
 _BUDGET = re.compile(
-    r"budget\s*(?:exhausted|exceeded|hit)|budgetexhausted|max(?:imum)?[_ ]turns", re.IGNORECASE
+    r"budget\s*(?:exhausted|exceeded|hit)|budgetexhausted|max(?:imum)?[_ ]turns"
+    r"(?:\s+(?:reached|exceeded|exhausted))",
+    re.IGNORECASE,
 )
-#: Whose fault an error is, from what the error says (HTTP status semantics, the
-#: standard exception names of Python and of network stacks). First match wins.
+#: A Python (or network stack) exception name in an error message; the last one is the
+#: exception the error ended in (a traceback's final line).
+_EXCEPTION_NAME = re.compile(r"(?<![\w])(?:[\w]+\.)*(\w+(?:Error|Exception|Timeout|Refused))\b")
+#: Whose fault an exception is, by its standard name. Names of the language and of the
+#: common network stacks (socket, urllib3/requests/httpx timeouts), not of any framework.
+_EXCEPTION_CLASSES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
+    (
+        "environment_error",
+        "environment_caused",
+        0.55,
+        re.compile(
+            r"(?:Timeout|Connection|ConnectionRefused|ConnectionReset|ConnectionAborted|"
+            r"BrokenPipe|ReadTimeout|ConnectTimeout|Connect|Proxy|RemoteDisconnected|"
+            r"ServiceUnavailable|TooManyRequests|RateLimit)(?:Error|Exception)?|\w*Timeout|"
+            r"gaierror",
+        ),
+    ),
+    (
+        "call_refused",
+        "execution",
+        0.55,
+        re.compile(r"Permission(?:Error|Denied\w*)|\w*Forbidden\w*"),
+    ),
+    (
+        "bad_call",
+        "argument_generation",
+        0.6,
+        re.compile(
+            r"(?:Syntax|Indentation|Name|Type|Attribute|Key|Index|Value|Import|ModuleNotFound|"
+            r"UnboundLocal|ZeroDivision|JSONDecode|Assertion|FileNotFound|Validation)Error",
+        ),
+    ),
+)
+#: An HTTP status code said as one: after ``HTTP``, ``status`` or ``code``, or followed by its
+#: standard reason phrase (RFC 9110, from ``http.HTTPStatus``). A bare number is not one.
+_REASONS = "|".join(re.escape(h.phrase) for h in HTTPStatus if h.value >= 400)
+_HTTP_STATUS = re.compile(
+    r"(?:\bHTTP(?:/[\d.]+)?|\bstatus(?:[ _]code)?|\bcode|\berror|\bresponse)\W{0,3}([45]\d\d)\b"
+    r"|\b([45]\d\d)\b\W{0,3}(?:" + _REASONS + r"|Client Error|Server Error)",
+    re.IGNORECASE,
+)
+#: Whose fault an error is by HTTP status (RFC 9110 semantics): a server-side or throttling
+#: status is the environment's, 401/403 a refusal, 400/422 a request the caller got wrong.
+_STATUS_CLASSES: dict[int, tuple[str, str, float]] = {
+    **{
+        c: ("environment_error", "environment_caused", 0.55) for c in (408, 429, 500, 502, 503, 504)
+    },
+    401: ("call_refused", "execution", 0.55),
+    403: ("call_refused", "execution", 0.55),
+    400: ("bad_call", "argument_generation", 0.6),
+    422: ("bad_call", "argument_generation", 0.6),
+}
+#: Whose fault an error is from what its words say, when it names no exception or status.
 ERROR_CLASSES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
     (
         "environment_error",
         "environment_caused",
         0.55,
         re.compile(
-            r"time[d ]?out|timeout|\b50[0234]\b|service unavailable|"
-            r"connection (?:refused|reset|error)|"
-            r"temporarily unavailable|rate.?limit|\b429\b|too many requests|network is unreachable|"
-            r"name resolution|ConnectionError|TimeoutError",
+            r"timed out|\btime-?outs?\b|service unavailable|"
+            r"connection (?:refused|reset|error|aborted)|"
+            r"temporarily unavailable|rate.?limit(?:ed| exceeded)|too many requests|"
+            r"network is unreachable|name resolution",
             re.IGNORECASE,
         ),
     ),
@@ -52,8 +107,8 @@ ERROR_CLASSES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
         "execution",
         0.55,
         re.compile(
-            r"\b40[13]\b|unauthori[sz]ed|forbidden|permission denied|PermissionError|"
-            r"access denied|not allowed|quota",
+            r"unauthori[sz]ed|forbidden|permission denied|access denied|not allowed|"
+            r"quota (?:exceeded|exhausted)",
             re.IGNORECASE,
         ),
     ),
@@ -62,10 +117,8 @@ ERROR_CLASSES: tuple[tuple[str, str, float, re.Pattern[str]], ...] = (
         "argument_generation",
         0.6,
         re.compile(
-            r"\b(?:Syntax|Indentation|Name|Type|Attribute|Key|Index|Value|Import|"
-            r"ModuleNotFound|UnboundLocal|ZeroDivision|JSONDecode|Assertion)Error\b|"
-            r"\b(?:400|422)\b|bad request|invalid (?:argument|parameter|input|value)|"
-            r"validation error|is not defined|missing \d* ?required",
+            r"bad request|invalid (?:argument|parameter|input|value)|validation error|"
+            r"is not defined|missing \d* ?required",
             re.IGNORECASE,
         ),
     ),
@@ -76,9 +129,19 @@ def _failed(step: Step) -> str:
     """The failure text of a step ('' when it did not fail)."""
     if step.status == "error":
         return step.error or "status error"
-    if step.is_observation and _TRACEBACK.search(step.text[:4000]):
+    if step.is_observation and _reports_error(step.text):
         return step.text.strip()[:200]
     return ""
+
+
+def _reports_error(text: str) -> bool:
+    """Whether a result says it is an error, or ends in a traceback (not one it quotes)."""
+    if _SAYS_ERROR.match(text[:200]):
+        return True
+    if _TRACEBACK_HEAD not in text:
+        return False
+    lines = [ln for ln in text.rstrip().splitlines()[-3:] if ln.strip()]
+    return bool(lines) and _EXCEPTION_LINE.match(lines[-1]) is not None
 
 
 #: Weight of an error that a later call of the same tool got past.
@@ -103,11 +166,22 @@ def _repaired_at(steps: Sequence[Step], failed: Step) -> int | None:
 def classify_error(message: str) -> tuple[str, str, float]:
     """``(signal kind, category, weight)`` of an error message.
 
-    The environment's fault (timeouts, 5xx, rate limits), a refused call
-    (401/403, permissions), a call the agent got wrong (its code raised a
-    name/type/syntax error, a 400/422): ``argument_generation``; anything else
-    is an execution error.
+    The exception the error ended in decides first (its standard name: a
+    timeout or connection error is the environment's, a permission error a
+    refusal, a name/type/key/syntax error a call the agent got wrong), then an
+    HTTP status said as one (``HTTP 503``, ``429 Too Many Requests``; a bare
+    number in the message is data, not a status), then what the words say;
+    anything else is an execution error.
     """
+    names = _EXCEPTION_NAME.findall(message)
+    for name in reversed(names):
+        for kind, category, weight, rx in _EXCEPTION_CLASSES:
+            if rx.fullmatch(name):
+                return kind, category, weight
+    for m in _HTTP_STATUS.finditer(message):
+        hit = _STATUS_CLASSES.get(int(m.group(1) or m.group(2)))
+        if hit:
+            return hit
     for kind, category, weight, rx in ERROR_CLASSES:
         if rx.search(message):
             return kind, category, weight
@@ -287,6 +361,22 @@ _CLAIM = re.compile(
 )
 
 
+#: Words before a claim that deny it ("has not been verified", "I could not confirm").
+_NEGATED = re.compile(r"\b(?:not|never|no|cannot|unable|without|yet to|nor)\b|n't\b", re.IGNORECASE)
+
+
+def _claims(words: str) -> bool:
+    """Whether ``words`` claim completion or a check: not denied, not asked."""
+    for m in _CLAIM.finditer(words):
+        start = max(words.rfind(c, 0, m.start()) for c in ".!?\n")
+        before = words[start + 1 : m.start()]
+        end = min((k for k in (words.find(c, m.end()) for c in ".!?\n") if k >= 0), default=-1)
+        asked = end >= 0 and words[end] == "?"
+        if not asked and not _NEGATED.search(" ".join(before.split()[-4:])):
+            return True
+    return False
+
+
 def claim_signals(steps: Sequence[Step]) -> list[Signal]:
     """A completion claim after a failure that nothing later repaired.
 
@@ -303,7 +393,7 @@ def claim_signals(steps: Sequence[Step]) -> list[Signal]:
             elif last_fail is not None and s.text.strip():
                 last_fail = None  # a later successful observation: repaired or moved on
             continue
-        if last_fail is not None and s.speaks and (_CLAIM.search(s.own_words) or s.ends_run):
+        if last_fail is not None and s.speaks and (_claims(s.own_words) or s.ends_run):
             out.append(
                 Signal(
                     "claim_without_verification",
@@ -320,11 +410,17 @@ def claim_signals(steps: Sequence[Step]) -> list[Signal]:
 
 
 #: Values that stand for a value nobody filled in: template markers (``<video_id>``,
-#: ``{api_key}``, ``YOUR_API_KEY``), RFC 2606 example domains, ``path/to/``, filler words.
+#: ``<your name>``, ``YOUR_API_KEY``), RFC 2606 example domains, ``path/to/``, filler words.
+#: A marker is one identifier of two or more words joined by ``_``/``-`` in angle brackets,
+#: or one that starts with your/insert/enter/replace: a one-word tag (``<div>``, ``<T>``)
+#: is markup or a type, and ``a < b and c > d`` is a comparison. Filler words count as a
+#: value (a quoted string that starts with one, or the whole argument), not as a name or a
+#: comment in code (``dummy_df = ...``, ``# placeholder for the result``).
 _PLACEHOLDER = re.compile(
-    r"<\s*(?:your|insert|enter|replace|the)?[_ -]?[a-z]+(?:[_ -][a-z]+)*\s*>|"
+    r"<(?:[a-z]+(?:[_-][a-z]+)+|(?:your|insert|enter|replace)[ _-][a-z]+(?:[ _-][a-z]+)*)>|"
     r"\b(?:YOUR|INSERT|ENTER|REPLACE)_[A-Z_]+\b|\byour[_-](?:api[_-]?)?(?:key|token|id|name|file|path|url)\b|"
-    r"\bexample\.(?:com|org|net)\b|\bpath/to/|\b(?:placeholder|dummy|lorem ipsum|xxxx+)\b",
+    r"\bexample\.(?:com|org|net)\b|\bpath/to/|"
+    r"(?:[\"']|\A)\s*(?:placeholder|dummy|lorem ipsum|x{4,})\b",
     re.IGNORECASE,
 )
 
@@ -340,7 +436,11 @@ def placeholder_signals(steps: Sequence[Step]) -> list[Signal]:
     for s in steps:
         if s.kind == "tool" and s.arguments:
             m = next(
-                (m for m in _PLACEHOLDER.finditer(s.arguments) if m.group().lower() not in seen),
+                (
+                    m
+                    for m in _PLACEHOLDER.finditer(s.arguments)
+                    if m.group().strip("\"' ").lower() not in seen
+                ),
                 None,
             )
             if m is not None:
@@ -350,7 +450,8 @@ def placeholder_signals(steps: Sequence[Step]) -> list[Signal]:
                         s.index,
                         "argument_generation",
                         0.6,
-                        f"{s.tool_name or 'the call'} was given {m.group()[:40]!r}, a placeholder",
+                        f"{s.tool_name or 'the call'} was given {m.group().strip()[:40]!r}, "
+                        "a placeholder",
                         actor_before(steps, s.index),
                     )
                 )

@@ -10,6 +10,10 @@ acquired").
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
 #: Single-agent components, in pipeline order.
 SINGLE_AGENT: tuple[str, ...] = (
     "understanding",  # optimised for a goal other than the stated one
@@ -87,3 +91,38 @@ def multi_agent_category(category: str) -> str:
 def is_outcome(category: str) -> bool:
     """Whether ``category`` is an outcome rather than a component of the agent."""
     return category in OUTCOMES
+
+
+#: Share of a batch's answers one category may take before the batch is reported as
+#: near-constant (an attributor that names one category for everything tells nothing).
+NEAR_CONSTANT_SHARE = 0.6
+
+
+def category_distribution(
+    categories: Iterable[str], *, max_share: float = NEAR_CONSTANT_SHARE
+) -> dict[str, Any]:
+    """How a batch's answers spread over the categories, and a warning when one dominates.
+
+    ``{"total", "counts": [[category, n], ...] most frequent first, "top", "top_share",
+    "warning"}``; ``warning`` is '' unless the most frequent answer (``unknown``
+    included: abstaining on everything is near-constant too) is more than
+    ``max_share`` of two or more answers.
+    """
+    counts = Counter(categories)
+    total = sum(counts.values())
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    top, n = ranked[0] if ranked else ("", 0)
+    share = n / total if total else 0.0
+    warning = (
+        f"near-constant output: {top} is {n} of {total} answers ({100 * share:.0f} % > "
+        f"{100 * max_share:.0f} %)"
+        if total >= 2 and share > max_share
+        else ""
+    )
+    return {
+        "total": total,
+        "counts": [[c, k] for c, k in ranked],
+        "top": top,
+        "top_share": round(share, 4),
+        "warning": warning,
+    }

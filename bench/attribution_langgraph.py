@@ -25,11 +25,11 @@ import platform
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from flywheel.attribution import category_distribution  # noqa: E402
 from flywheel.evalset.stats import mcnemar_exact, paired_counts, wilson_interval  # noqa: E402
 
 from flywheel import open_store  # noqa: E402
@@ -89,12 +89,12 @@ def main() -> None:
         )
     cat = sum(r["category_ok"] for r in fails)
     print(f"  category agreement {_pct(cat, n)}")
+    dist = category_distribution(r["attribution"].category for r in fails)
     print(
-        "  category distribution: "
-        + ", ".join(
-            f"{c} {k}" for c, k in Counter(r["attribution"].category for r in recs).most_common()
-        )
+        "  category distribution (failed runs): " + ", ".join(f"{c} {k}" for c, k in dist["counts"])
     )
+    if dist["warning"]:
+        print(f"  WARNING: {dist['warning']}")
     missed = [r["run"] for r in fails if not (r["agent_ok"] and r["span_ok"] and r["category_ok"])]
     print(f"  not fully right: {', '.join(missed) or 'none'}")
     clean = sum(r["no_failure_category"] for r in oks)

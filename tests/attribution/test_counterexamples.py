@@ -9,6 +9,7 @@ runtime notices; and, for the other signals, the look-alikes of their evidence.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -333,3 +334,141 @@ def test_weak_evidence_is_unknown_with_its_runner_ups() -> None:
     # evidence at another step weighs only as much as that step is likely: a runner-up
     assert c.category == UNKNOWN and [k for k, _ in c.category_scores] == ["argument_generation"]
     assert c.category_scores[0][1] < 0.5
+
+
+# -- artifacts of the earlier signal code: numbers in logs, quoted pages, code, denials -------
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        ("KeyError: 503", "bad_call"),  # a key that happens to look like a status code
+        ("IndexError: index 500 is out of bounds for axis 0 with size 3", "bad_call"),
+        ("NameError: name 'timeout' is not defined", "bad_call"),  # a variable called timeout
+        ("ValueError: expected at most 429 rows", "bad_call"),
+        ("the device rejected the value 403", "error"),  # a bare number is data, not a status
+        ("PermissionError: [Errno 13] Permission denied: 'out.csv'", "call_refused"),
+        ("requests.exceptions.HTTPError: 429 Client Error: Too Many Requests", "environment_error"),
+        ("ReadTimeout: HTTPSConnectionPool read timed out", "environment_error"),
+        ("HTTP/1.1 400 Bad Request", "bad_call"),
+    ],
+)
+def test_an_error_is_classified_by_its_exception_or_a_stated_status_not_a_stray_number(
+    error: str, kind: str
+) -> None:
+    rows = [TASK, msg(1, "Calling.", "Coder"), tool(2, {"q": 1}, "", status="error", error=error)]
+    assert [g.kind for g in all_signals(steps_from_rows(rows)) if g.index == 2] == [kind]
+
+
+def test_a_traceback_quoted_in_a_page_is_not_a_failed_call_but_one_it_ends_in_is() -> None:
+    tb = 'Traceback (most recent call last):\n  File "x.py", line 1\nKeyError: 1\n'
+    page = "Q: why does this fail?\n" + tb + "A: the key is missing; use dict.get instead."
+    quoted = [TASK, msg(1, "Searching.", "C"), tool(2, {"q": "KeyError"}, page)]
+    assert [
+        g for g in all_signals(steps_from_rows(quoted)) if g.kind in ("bad_call", "error")
+    ] == []
+    ended = [TASK, msg(1, "Running.", "C"), tool(2, {"code": "d[1]"}, "partial output\n" + tb)]
+    assert kinds(ended, "bad_call") == [2]
+    assert kinds([TASK, msg(1, "Go.", "C"), tool(2, {"q": 1}, "Error: no such table")], "error")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "if low < limit and high > limit:\n    print(high)",  # comparisons
+        "html = '<div>' + body + '</div>'",  # markup
+        "dummy_df = load()\nprint(dummy_df.shape)",  # a name
+        "# placeholder for the result\nresult = compute()",  # a comment
+    ],
+)
+def test_code_that_mentions_brackets_or_filler_words_passes_no_placeholder(code: str) -> None:
+    rows = [TASK, msg(1, "Running.", "Coder"), tool(2, {"code": code}, "ok", name="python")]
+    assert kinds(rows, "placeholder_argument") == []
+
+
+def test_a_filler_value_in_code_is_a_placeholder() -> None:
+    rows = [
+        TASK,
+        msg(1, "Running.", "Coder"),
+        tool(2, {"code": 'fetch(api_key="dummy")'}, "ok", name="python"),
+    ]
+    assert kinds(rows, "placeholder_argument") == [2]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "This has not been verified yet.",
+        "Has the transfer been confirmed?",
+        "We have yet to confirm the figure.",
+    ],
+)
+def test_a_denied_or_asked_claim_is_no_claim(said: str) -> None:
+    fail = tool(2, {"q": 1}, "", status="error", error="boom")
+    rows = [TASK, msg(1, "Go.", "C"), fail, msg(3, said, "C")]
+    assert kinds(rows, "claim_without_verification") == []
+
+
+def test_a_pasted_log_is_quoted_material_not_a_claim() -> None:
+    said = (
+        "Here is what the server printed:\n"
+        "2024-05-01 12:00:01 INFO served 48213 requests on port 8080\n"
+        "WARNING: disk 9731 MB free\n"
+        "Nothing else happened."
+    )
+    rows = [TASK, msg(1, said, "Ops"), msg(2, "Port 8080 and 9731 MB noted.", "Writer")]
+    assert 1 not in kinds(rows, "ungrounded_fact")
+    # positive control: the same figures stated in its own words are claims
+    own = msg(1, "The server served 48213 requests and has 9731 MB free.", "Ops")
+    assert kinds([TASK, own, msg(2, "So 48213 then.", "Writer")], "ungrounded_fact") == [1]
+
+
+def test_a_speaker_repeating_its_own_figure_is_not_a_use_another_agent_taking_it_up_is() -> None:
+    """An action template said every turn (an unquoted form limit) is not a claim used."""
+    said = "I typed museum visitors into the search box (0 characters out of 2000)."
+    rows = [TASK, msg(1, said, "Surfer"), msg(2, said, "Surfer"), msg(3, "Still looking.", "Lead")]
+    assert kinds(rows, "ungrounded_fact") == []
+    taken_up = [*rows[:2], msg(2, "The limit of 2000 is our answer's bound.", "Lead"), rows[3]]
+    assert kinds(taken_up, "ungrounded_fact") == [1]
+    called = [*rows[:2], tool(2, {"max_chars": 2000}, "ok"), rows[3]]
+    assert kinds(called, "ungrounded_fact") == [1]
+
+
+def test_framework_phrases_live_only_in_the_adapter_module() -> None:
+    """Signal, grounding, feature and attributor code names no framework's words.
+
+    AutoGen / Magentic-One phrases belong to ``_formats.py`` (the importer's
+    per-framework adapters, declared there); LangGraph / OpenInference have no
+    adapter at all. The Who&When importer names only the log's own fields.
+    """
+    from pathlib import Path
+
+    import flywheel.attribution as pkg
+
+    phrases = (
+        "terminate",
+        "exitcode",
+        "there is no code",
+        "plan for solving",
+        "initial plan",
+        "request satisfied",
+        "orchestrator",
+        "websurfer",
+        "magentic",
+        "ledger",
+        "characters out of",
+        "langgraph",
+        "openinference",
+        "computer_terminal",
+    )
+    root = Path(pkg.__file__).parent
+    for path in sorted(root.glob("*.py")):
+        if path.name in ("_formats.py", "_whowhen.py", "__init__.py"):
+            continue
+        code = "\n".join(
+            line
+            for line in path.read_text().lower().splitlines()
+            if not line.lstrip().startswith("#")
+        )
+        # docstrings may name the adapter module's conventions as examples; code may not
+        code = re.sub(r'""".*?"""', "", code, flags=re.DOTALL)
+        found = [p for p in phrases if p in code]
+        assert not found, f"{path.name} names {found}"

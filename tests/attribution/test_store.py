@@ -193,3 +193,27 @@ def test_trace_api_shows_the_attribution(store: Store) -> None:
     first = body["attributions"][0]
     assert first["attributor"] == "deterministic" and first["causal_index"] == 0
     assert read_attribution(store, tid).category == "perception"
+
+
+def test_a_near_constant_batch_is_reported(store: Store, tmp_path: Path) -> None:
+    d = tmp_path / "algorithm-generated"
+    d.mkdir()
+    for i in range(3):
+        (d / f"{i}.json").write_text(json.dumps(LOG))
+    run = _cli(store)
+    assert run("import-whowhen", str(tmp_path), "--json").exit_code == 0
+    r = run("attribute", "--all", "--failed", "--json")
+    assert r.exit_code == 0 and len(json.loads(r.stdout)) == 3  # stdout stays JSON
+    assert "near-constant output: perception is 3 of 3 answers" in r.stderr
+    r = run("attribute", "--all", "--failed")
+    assert "categories: perception 3" in r.stdout and "near-constant" in r.stderr
+
+
+def test_category_distribution_counts_and_warns_above_the_share() -> None:
+    from flywheel.attribution import category_distribution
+
+    d = category_distribution(["perception"] * 6 + ["planning"] * 4)
+    assert d["counts"] == [["perception", 6], ["planning", 4]] and d["warning"] == ""
+    d = category_distribution(["unknown"] * 7 + ["planning"] * 3)  # abstaining counts too
+    assert d["top"] == "unknown" and d["top_share"] == 0.7 and "unknown is 7 of 10" in d["warning"]
+    assert category_distribution([])["warning"] == "" and category_distribution(["x"])["total"] == 1
