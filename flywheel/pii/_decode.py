@@ -63,8 +63,20 @@ def _rewrite_pairs(query: str, on_text: OnText, sep: str = "&") -> str:
     return sep.join(parts)
 
 
+#: A userinfo written with an unencoded ``#`` or ``?`` (``postgres://app:pa#ss@db/x``):
+#: RFC 3986 forbids it, people type it, and a parser would read the rest as a fragment.
+_RAW_USERINFO = re.compile(r"\A([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/@\s]*[#?][^/@\s]*)@(.*)\Z", re.S)
+
+
 def rewrite_url(url: str, on_text: OnText) -> str:
     """``url`` with its path segments, userinfo password, query and fragment values rewritten."""
+    raw = _RAW_USERINFO.match(url)
+    if raw:
+        scheme, userinfo, rest = raw.groups()
+        user, colon, pw = userinfo.partition(":")
+        nu = on_text(user, "username") if user else user
+        npw = on_text(pw, "password") if pw else pw
+        return f"{scheme}{nu}{colon}{npw}@" + rewrite_url(scheme + rest, on_text)[len(scheme) :]
     try:
         sp = urllib.parse.urlsplit(url)
     except ValueError:

@@ -105,10 +105,25 @@ class Detector:
             found += _people.detect_national_ids(text)
         if not found:
             return []
+        if "SECRET" in labels and "EMAIL" in labels:
+            found = _no_email_inside_credential(found)
         tokens = [(m.start(), m.end()) for m in PSEUDONYM.finditer(text)] if "<" in text else []
         if tokens:
             found = [d for d in found if all(d.end <= s or d.start >= e for s, e in tokens)]
         return longest_first(found)
+
+
+def _no_email_inside_credential(found: list[Detection]) -> list[Detection]:
+    """Drop an e-mail that begins inside a credential: ``user:pa#ss@db.host`` is a password
+    before a host, not a mailbox ``ss@db.host`` (which, being longer, would win)."""
+    secrets = [d for d in found if d.label == "SECRET"]
+    if not secrets:
+        return found
+    return [
+        d
+        for d in found
+        if d.label != "EMAIL" or not any(s.start < d.start < s.end for s in secrets)
+    ]
 
 
 _SHARED: dict[tuple[str, ...], Detector] = {}

@@ -163,6 +163,8 @@ PHONE_CONTEXT: tuple[str, ...] = (
     "ring",
 )
 _PHONE_CONTEXT_WINDOW = 40
+#: A phone word at a word start ("Tel.", "mobile", "call"), not inside one ("Artikel").
+_PHONE_CONTEXT_RX = re.compile(rf"(?i)\b(?:{'|'.join(PHONE_CONTEXT)})")
 
 
 def _is_phone_shaped(text: str, start: int, end: int) -> bool:
@@ -190,10 +192,20 @@ def _is_phone_shaped(text: str, start: int, end: int) -> bool:
         # a version or build id is anything else (4.10.07030, 3.11.9).
         sizes = [len(g) for g in groups]
         return sizes == [3, 3, 4] or (len(sizes) >= 4 and all(n == 2 for n in sizes[1:]))
-    if number.isdigit():
-        lead = text[max(0, start - _PHONE_CONTEXT_WINDOW) : start].lower()
-        return any(word in lead for word in PHONE_CONTEXT)
+    trunk = number.lstrip("(").startswith(("0", "+"))
+    if "/" in number and not trunk:
+        return False  # "2025/4471", "1184/2025": a slash follows an area code, which has its 0
+    if number.isdigit() or (
+        not trunk and sum(c.isdigit() for c in number) <= 8 and not _NANP_LOCAL.match(number)
+    ):
+        # A bare digit run, or a short number with neither a trunk 0 nor a +: every national
+        # plan we redact writes a short number with its 0 (North America's 555-0187 aside).
+        lead = text[max(0, start - _PHONE_CONTEXT_WINDOW) : start]
+        return _PHONE_CONTEXT_RX.search(lead) is not None
     return True
+
+
+_NANP_LOCAL = re.compile(r"\A\d{3}[-. ]\d{4}\Z")
 
 
 _WHOLE_DATE = re.compile(
@@ -318,7 +330,7 @@ def build_analyzer(phone_regions: Sequence[str] = PHONE_REGIONS) -> AnalyzerEngi
             patterns=[
                 Pattern(
                     "Email any domain",
-                    r"(?<![\w.+\-:/])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z]{2,24}(?![\w\-])",
+                    r"(?<![\w.+\-:])(?<!//)[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z]{2,24}(?![\w\-])",
                     0.5,
                 )
             ],

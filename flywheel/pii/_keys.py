@@ -64,7 +64,7 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "vorname nachname familienname geburtsname kontoinhaber ansprechpartner unterzeichner "
     "nom prenom nomcomplet nomfamille nomdefamille titulaire destinataire signataire "
     "nombre apellido apellidos nombrecompleto titular beneficiario firmante "
-    "cognome nomecompleto intestatario beneficiario "
+    "nome cognome nomecompleto intestatario beneficiario "
     "apelido nomeproprio "
     "naam voornaam achternaam rekeninghouder",
     ADDRESS="address streetaddress street addressline1 addressline2 line1 line2 homeaddress "

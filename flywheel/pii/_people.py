@@ -30,6 +30,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
+from flywheel.pii._lexicon import is_common, zipf
 from flywheel.pii._types import Detection
 
 
@@ -80,20 +81,98 @@ _CLOSING = re.compile(
     cordiali\ saluti|distinti\ saluti|saluti|un\ saluto|atenciosamente|cumprimentos|abraços|
     met\ vriendelijke\ groet(?:en)?|groeten|groet)[ \t!,.]*\r?\n[ \t]*"""
 )
-_NOT_SURNAME = frozenset(
-    "Street St Road Rd Avenue Ave Lane Drive Court Boulevard Way Place Square Plan Edition "
-    "GmbH AG Inc Ltd LLC SA SL SAS SARL Srl SpA BV NV Bank Group Team Support Office Service "
-    "Services Center Centre University Hospital Airport Station Hotel".split()
+#: Legal-form suffixes: a run of capitalised words right before one is a company.
+_COMPANY = frozenset(
+    "GmbH AG KG SE Inc Ltd LLC LLP Corp Co SA SL SAS SARL Srl SpA BV NV Plc PLC Oy AB".split()
 )
+_NOT_SURNAME = _COMPANY | frozenset(
+    "Street St Road Rd Avenue Ave Lane Drive Court Boulevard Way Place Square Plan Edition "
+    "Bank Group Team Support Office Service Services Center Centre University Hospital Airport "
+    "Station Hotel Park School Elementary College Academy Museum Gallery Church Cathedral Hall "
+    "Library Institute Clinic Bridge Tower Market Mall Stadium Arena Theatre Theater Trail "
+    "Valley River Lake Beach Island Foundation Council Committee Ministry Department".split()
+)
+#: Role words after which a capitalised word is a person ("the driver, Oduya,",
+#: "la doctora Arriaga", "el señor Arizmendi", "mein Nachbar Kasulke"); matched lower-cased.
+_ROLE = re.compile(
+    r"""(?x)\b(?:
+      driver|courier|landlord|landlady|tenant|neighbou?r|colleague|manager|supervisor|technician|
+      engineer|nurse|doctor|physician|dentist|surgeon|lawyer|attorney|counsel|solicitor|notary|
+      adjuster|inspector|officer|client|customer|patient|caller|prescriber|teacher|principal|tutor|
+      caretaker|janitor|plumber|electrician|contractor|recruiter|candidate|applicant|witness|guest|
+      son|daughter|wife|husband|brother|sister|mother|father|uncle|aunt|cousin|friend|boss|nanny|
+      speaking\ with|spoke\ (?:with|to)|talk(?:ed|ing)?\ to|assigned\ to|handled\ by|reported\ by|
+      approved\ by|escalated\ to|forwarded\ to|
+      kollegen?|kollegin|nachbarn?|nachbarin|vermieter(?:in)?|mieter(?:in)?|hausmeister(?:in)?|
+      fahrer(?:in)?|techniker(?:in)?|arzt|ärztin|anwalt|anwältin|notar(?:in)?|chef(?:in)?|
+      sachbearbeiter(?:in)?|kunden?|kundin|patientin|
+      chauffeur|livreur|livreuse|propriétaire|locataire|voisine?|collègue|technicienne?|médecin|
+      docteure?|avocate?|notaire|cliente?|gardienne?|conseill(?:er|ère)|
+      conductora?|repartidora?|caser[oa]|propietari[oa]|inquilin[oa]|vecin[oa]|compañer[oa]|
+      técnic[oa]|médic[oa]|doctora|abogad[oa]|notari[oa]|paciente|señora?|señorita|encargad[oa]|
+      gerente|autista|corriere|proprietari[oa]|vicin[oa]|collega|tecnic[oa]|dottor(?:e|essa)|
+      avvocat[oa]|notaio|signora?|bezorger|verhuurder|huurder|buurman|buurvrouw|monteur|dokter|
+      advocaat|notaris|klant|motorista|estafeta|senhorio|vizinh[oa]|colega|doutora?|advogad[oa]
+    )[ \t]*,?[ \t]+"""
+)
+#: Name-particle prefixes a surname may carry an inner capital after (McKenzie, DeLuca).
+_INNER_CAP_OK = ("Mc", "Mac", "O'", "O’", "De", "Di", "Da", "La", "Le", "Van", "Von", "Fitz")
+#: A first name that is first of all a frequent word ("Young", "Age", "Will") needs a
+#: rare word beside it to be a name.
+_WORDY_ZIPF = 5.3
+
+
+def _rare(word: str) -> bool:
+    """A proper-noun-looking word: in no language's common list (each hyphenated part
+    checked), not an acronym, no inner capital (``PawCare``, ``GitLab``) unless a particle."""
+    w = word.rstrip(".")
+    if len(w) < 3 or w.isupper():
+        return False
+    if any(c.isupper() for c in w[1:]) and not w.startswith(_INNER_CAP_OK) and "-" not in w:
+        return False
+    return any(p and zipf(p) == 0.0 for p in w.split("-"))
+
+
+def _double_barrelled(word: str) -> bool:
+    """``Hoogeveen-Baart``: capitalised parts joined by hyphens (a surname after a cue)."""
+    parts = word.rstrip(".").split("-")
+    return len(parts) >= 2 and all(len(p) >= 2 and p[:1].isupper() and p[1:].islower() for p in parts)
+
+
+def _plausible_run(words: list[str], head: str, names: frozenset[str]) -> bool:
+    """Whether an uncued run of two or more capitalised words is a person's name.
+
+    A known first name, unless it is a very frequent word beside other common
+    words that are no first names ("Young Woman", "Age Revisited"; not "John
+    Young", "Carlos Fuente"); otherwise every word rare and the first not a
+    compound of common words ("Cordelia Vantongeren", not "Greenway Trail").
+    """
+    if head in names:
+        return zipf(head) < _WORDY_ZIPF or any(
+            w in names or not is_common(w) for w in words[1:]
+        )
+    return _rare(words[0]) and not is_common(words[0]) and all(_rare(w) for w in words[1:])
 
 
 def _is_cap(w: str) -> bool:
     return w[:1].isupper() and (len(w) <= 2 or any(c.islower() for c in w[1:]) or w.isupper())
 
 
+def _after_particles(words: list[tuple[int, int, str]], p: int, text: str) -> int:
+    """Index of the capitalised word after one to three particles from ``words[p]``, or 0."""
+    k = p
+    while k < len(words) and k - p < 3 and words[k][2].lower() in _PARTICLES:
+        if k > p and text[words[k - 1][1] : words[k][0]] != " ":
+            return 0
+        k += 1
+    if k < len(words) and k > p and text[words[k - 1][1] : words[k][0]] == " " and _is_cap(words[k][2]):
+        return k
+    return 0
+
+
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
-    if not _MAYBE_NAME.search(text):
+    if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()):
         return []
     names = first_names()
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
@@ -102,9 +181,9 @@ def detect_names(text: str) -> list[Detection]:
     lower = text.lower()
     if len(lower) != len(text):  # a few characters lower-case to two: keep offsets
         lower = text
-        cue_ends = {m.end() for rx in (_CUE, _CLOSING) for m in re.finditer(rx.pattern, text, re.I | re.X)}
+        cue_ends = {m.end() for rx in (_CUE, _CLOSING, _ROLE) for m in re.finditer(rx.pattern, text, re.I | re.X)}
     else:
-        cue_ends = {m.end() for rx in (_CUE, _CLOSING) for m in rx.finditer(lower)}
+        cue_ends = {m.end() for rx in (_CUE, _CLOSING, _ROLE) for m in rx.finditer(lower)}
     cue_ends.update(m.end() for m in _CUE_TITLE.finditer(text))
     title_ends = {m.end() for m in _TITLE_BEFORE.finditer(text)}
     out: list[Detection] = []
@@ -119,25 +198,31 @@ def detect_names(text: str) -> list[Detection]:
         run_end = e
         while j + 1 < len(words) and j - i < 4:
             ns, ne, nw = words[j + 1]
+            if words[j][2].endswith(".") and len(words[j][2]) > 3:
+                break  # a sentence ends ("Achterhof. She"); initials ("J.") and titles go on
             gap = text[run_end:ns]
             if gap not in (" ", "\u00a0") or nw.rstrip(".") in _NOT_SURNAME:
                 break
             if _is_cap(nw) and len(nw.rstrip(".")) >= 2:
                 j += 1
                 run_end = ne
-            elif nw.lower() in _PARTICLES and j + 2 < len(words) and _is_cap(words[j + 2][2]):
-                j += 1
-                run_end = ne
+            elif nw.lower() in _PARTICLES and (k := _after_particles(words, j + 1, text)):
+                j = k  # "van der Heijden", "de la Fuente": particles, then the surname
+                run_end = words[k][1]
             else:
                 break
         head = w.rstrip(".").split("-")[0]
         cued = s in cue_ends
-        if j > i and (head in names or cued):
+        if j > i and j + 1 < len(words) and words[j + 1][2].rstrip(".") in _COMPANY:
+            i = j + 2  # "Müller Werkzeugbau GmbH": a company, not a person
+            continue
+        run = [x[2].rstrip(".") for x in words[i : j + 1]]
+        if j > i and (cued or _plausible_run(run, head, names)):
             end = run_end - (1 if text[run_end - 1] == "." and j > i else 0)
             out.append(Detection(s, end, "NAME", 0.6 if cued else 0.5, "name"))
             i = j + 1
             continue
-        if cued and head in names or (cued and s in title_ends):
+        if cued and (head in names or s in title_ends or _rare(w) or _double_barrelled(w)):
             out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
         elif (
             head in names
@@ -178,6 +263,8 @@ _LATIN_STREET = (
     r"Via|Viale|V\.le|Piazza|P\.za|Corso|Largo|Vicolo|Lungomare|Strada|Contrada|"
     r"Rua|R\.|Travessa|Praça|Estrada|Alameda|Largo|Beco"
 )
+#: Lower-case words inside a Romance street name ("Calle de la Almudena", "Via dei Gelsomini").
+_STREET_PARTICLES = r"de|del|della|delle|dei|degli|di|da|do|dos|das|la|las|los|el|le|les|y|e|des|du|d'[\w]+"
 _DE_SUFFIX = (
     r"straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|chaussee|steig|pfad|markt|"
     r"graben|berg|hof|tor|promenade|zeile|"
@@ -190,7 +277,7 @@ _DE_SUFFIX = (
 _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(rf"\b{_NUM},?[ ](?:{_UPW}[ ]){{0,4}}(?:{_EN_STREET})\b\.?"),
     re.compile(rf"\b{_NUM},?[ ](?i:{_FR_STREET})[ ](?:[\w'’\-]+[ ]){{0,5}}{_UPW}"),
-    re.compile(rf"(?:{_LATIN_STREET})[ ](?:[\w'’.\-]+[ ]){{0,6}}?\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
+    re.compile(rf"(?:{_LATIN_STREET})[ ](?:(?:{_UPW}|{_STREET_PARTICLES})[ ]){{0,6}}?\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
     re.compile(rf"(?:{_DE_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
     re.compile(
         r"\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|Zum|Zur|Hinter[ ]der)"
@@ -235,12 +322,36 @@ def _street_lines(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: A line written before the street line of the same address: a flat or unit
+#: ("Flat 4, 22 Tannery Close"), a recipient ("c/o ...", "z. Hd. ...", "Attn ...") or a
+#: company ("Firma Kreuzer GmbH, ..."), each ending in a comma or a line break.
+_ADDRESS_HEAD = re.compile(
+    r"""(?x)(?:
+        (?:Flat|Apartment|Apt\.?|Unit|Suite|Ste\.?|Wohnung|Whg\.?|Appartement|Appt\.?|Apto\.?|Piso)[ ]?\d{1,4}[A-Za-z]?
+      | (?:c/o|C/O|z\.[ ]?Hd\.?|Attn\.?|Attention|à[ ]l'attention[ ]de|a/a)[ ][^,\n]{1,60}
+      | (?:[A-ZÀ-Þ][\w&'’\-]*[ ]){1,5}(?:GmbH|AG|KG|Ltd|Inc|LLC|SARL|SAS|SL|SA|Srl|SpA|BV|NV)\.?
+    )(?:,[ ]?|[ ]?\n)\Z"""
+)
+_HEAD_WINDOW = 80
+
+
+def _extend_back(text: str, start: int) -> int:
+    """Start of the address once the lines written before its street line are included."""
+    for _ in range(3):
+        m = _ADDRESS_HEAD.search(text[max(0, start - _HEAD_WINDOW) : start])
+        if not m:
+            break
+        start -= len(m.group())
+    return start
+
+
 def detect_addresses(text: str) -> list[Detection]:
-    """Street addresses (street line, then unit, postal code and town when present)."""
+    """Street addresses (head lines, street line, then unit, postal code and town when present)."""
     if not _DIGIT.search(text):
         return []
     out: list[Detection] = []
     for start, end in _street_lines(text):
+        start = _extend_back(text, start)
         tail = _ADDRESS_TAIL.match(text[end:])
         if tail:
             end += len(tail.group().rstrip(" ,"))
@@ -262,14 +373,14 @@ _MONTHS = (
 )
 _DATE = (
     rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
-    rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ])?(?i:{_MONTHS})\.?,?[ ](?:de[ ])?\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ]|of[ ])?(?i:{_MONTHS})\.?,?[ ](?:de[ ])?\d{{4}}"
     rf"|(?i:{_MONTHS})\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,?[ ]\d{{4}})"
 )
 _BIRTH = (
     r"born|birth|birthday|birthdate|date\ of\ birth|d\.?o\.?b\.?|b\.|"
     r"geboren|geb\.|geburtsdatum|geburtstag|"
     r"née?|naissance|né\(e\)|"
-    r"nacid[oa]|nacimiento|fecha\ de\ nacimiento|"
+    r"nacid[oa]|nacimiento|fecha\ de\ nacimiento|nac[ií]|naci[oó]|nasci|nasceu|"
     r"nat[oa]|nascita|data\ di\ nascita|"
     r"nascid[oa]|nascimento|"
     r"geboren\ op|geboortedatum"
@@ -278,6 +389,11 @@ _DOB_BEFORE = re.compile(
     rf"(?i)(?:{_BIRTH})(?:[ \t:,]|\b(?:on|am|le|el|il|em|op|the|is|:|ist|est|es|è|é)\b){{0,6}}[ \t:,]*(?P<d>{_DATE})"
 )
 _DOB_AFTER = re.compile(rf"(?i)(?P<d>{_DATE})[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:geburtstag|birthday|cumpleaños|anniversaire)")
+#: The birth verb after the date: "am 3. Februar 1991 in Emden geboren", "le 2 mai 1980 est née".
+_DOB_VERB_AFTER = re.compile(
+    rf"(?i)(?P<d>{_DATE})(?:[ \t,]+[^\s.;:!?]+){{0,3}}?[ \t,]+"
+    r"(?:geboren|born|née?|nacid[oa]|nat[oa]|nascid[oa])\b"
+)
 
 
 #: Cheap gates (the case-insensitive date patterns are the slow part): a birth
@@ -292,7 +408,8 @@ def detect_birth_dates(text: str) -> list[Detection]:
     if not _DATE_DIGITS.search(text):
         return []
     lower = text.lower()
-    rxs = [rx for rx, ok in ((_DOB_BEFORE, _BIRTH_WORD.search(lower)),
+    birth = _BIRTH_WORD.search(lower)
+    rxs = [rx for rx, ok in ((_DOB_BEFORE, birth), (_DOB_VERB_AFTER, birth),
                              (_DOB_AFTER, any(w in lower for w in _AFTER_WORDS))) if ok]
     return [Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob") for rx in rxs for m in rx.finditer(text)]
 

@@ -9,7 +9,7 @@ entropy plugins score whole lines of code, which suits files, not a 20-character
 token in a sentence, so the entropy rule here is local (a mixed-case token
 with digits and high per-character entropy). Added on top, each from a
 published format or standard: PEM private-key blocks (RFC 7468), current
-OpenAI/Anthropic/Google/Hugging Face key prefixes (their documentation),
+OpenAI/Anthropic/Google/Hugging Face/DigitalOcean key prefixes (their documentation),
 ``Authorization`` and ``Cookie``/``Set-Cookie`` header values (RFC 9110,
 RFC 6265), ``name=value`` / ``name: value`` assignments whose name is a
 credential name (``flywheel.pii._keys``; .env, TOML, YAML, query strings,
@@ -59,6 +59,7 @@ _EXTRA_FORMATS = re.compile(
     | \bgithub_pat_[A-Za-z0-9_]{22,}
     | \b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{16,}
     | \bglpat-[A-Za-z0-9_\-]{20,}
+    | \bdo[opr]_v1_[a-f0-9]{64,}\b
     | \bxox[abposr]-[A-Za-z0-9\-]{10,}
     | \bnpm_[A-Za-z0-9]{36}
     | \bpypi-[A-Za-z0-9_\-]{50,}
