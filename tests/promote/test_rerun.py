@@ -35,14 +35,14 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def one(store: Store) -> tuple[Store, str]:
-    """One drafted candidate naming a person no detector knows (no first name, no cue) under an odd key."""
+    """One drafted candidate naming a person no detector knows (written in lower case: no capitals, no first name, no cue) under an odd key."""
     insert(
         store,
         agent_trace(
             tid(7),
-            "Pay the invoice Zorq Vantablack sent me, reference kept by the office.",
-            [("pay_invoice", {"holder_ref": "Qwyn Barrowmere", "amount": 40}, {"ok": True})],
-            "Paid 40 EUR to Zorq Vantablack.",
+            "Pay the invoice zorq vantablack sent me, reference kept by the office.",
+            [("pay_invoice", {"holder_ref": "qwyn barrowmere", "amount": 40}, {"ok": True})],
+            "Paid 40 EUR to zorq vantablack.",
             root_attrs={"flywheel.slice": "payments"},
         ),
     )
@@ -61,9 +61,9 @@ def _all_text(store: Store, cid: str) -> str:
 async def test_rerun_adds_entities_redrafts_and_keeps_rules(one: tuple[Store, str]) -> None:
     store, cid = one
     before = get_candidate(store, cid)
-    assert "NAME" not in before.report()["counts"] and "Zorq Vantablack" in before.redacted_steps
+    assert "NAME" not in before.report()["counts"] and "zorq vantablack" in before.redacted_steps
     record_event(store, cid, "claim", "alice", 0)
-    st = redact_candidate(store, cid, "alice", 1, deny_strings={"NAME": ["Zorq Vantablack"]})
+    st = redact_candidate(store, cid, "alice", 1, deny_strings={"NAME": ["zorq vantablack"]})
     assert st.last is not None
     assert (st.version, st.status, st.last.kind, st.last.reviewer) == (
         2,
@@ -74,7 +74,7 @@ async def test_rerun_adds_entities_redrafts_and_keeps_rules(one: tuple[Store, st
     assert st.last.reason == "redaction re-run: deny NAME x1"  # label and count, never the value
     after = get_candidate(store, cid)
     assert after.report()["counts"]["NAME"] >= 2
-    assert "Zorq Vantablack" not in _all_text(store, cid)
+    assert "zorq vantablack" not in _all_text(store, cid)
     task = review_state(store, after).task
     assert task["prompt"].startswith("Pay the invoice <NAME_1>")
     judge = next(c for c in task["criteria"] if c["id"] == "reply-judge")
@@ -82,9 +82,9 @@ async def test_rerun_adds_entities_redrafts_and_keeps_rules(one: tuple[Store, st
     assert task["metadata"]["redaction"]["counts"]["NAME"] >= 2
     # A key rule later: the deny string is kept, the key value goes too.
     st = redact_candidate(store, cid, "alice", 2, key_rules={"holder_ref": "name"})
-    assert stored_rules(store, cid) == ({"holder_ref": "NAME"}, {"NAME": ["Zorq Vantablack"]})
+    assert stored_rules(store, cid) == ({"holder_ref": "NAME"}, {"NAME": ["zorq vantablack"]})
     text = _all_text(store, cid)
-    assert "Zorq Vantablack" not in text and "Qwyn" not in text
+    assert "zorq vantablack" not in text and "qwyn" not in text
     assert any(
         f["path"] == "$.holder_ref" and f["rule"] == "key"
         for f in get_candidate(store, cid).report()["findings"]
@@ -103,9 +103,9 @@ async def test_reviewer_text_is_redacted_with_the_trace_pseudonyms(one: tuple[St
     store, cid = one
     record_event(store, cid, "claim", "alice", 0)
     task = review_state(store, get_candidate(store, cid)).task
-    task["prompt"] = "Pay what Zorq Vantablack asked for."
+    task["prompt"] = "Pay what zorq vantablack asked for."
     record_event(store, cid, "edit", "alice", 1, task=task)
-    redact_candidate(store, cid, "alice", 2, deny_strings={"NAME": ["Zorq Vantablack"]})
+    redact_candidate(store, cid, "alice", 2, deny_strings={"NAME": ["zorq vantablack"]})
     st = review_state(store, get_candidate(store, cid))
     assert st.task["prompt"] == "Pay what <NAME_1> asked for." and st.edited
     findings = get_candidate(store, cid).report()["findings"]
@@ -135,7 +135,7 @@ async def test_redact_route(one: tuple[Store, str]) -> None:
     app = create_app(Settings(), store)
     h = Reviewers(store)["alice"]
     reader = key_headers(store, "read")
-    body = {"base_version": 1, "key_rules": {}, "deny_strings": {"NAME": ["Zorq Vantablack"]}}
+    body = {"base_version": 1, "key_rules": {}, "deny_strings": {"NAME": ["zorq vantablack"]}}
     url = f"/api/promote/candidates/{cid}/redact"
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url=LOCAL, headers=reader) as c:
@@ -157,7 +157,7 @@ async def test_redact_route(one: tuple[Store, str]) -> None:
         d = (await c.get(f"/api/promote/candidates/{cid}")).json()
         assert d["redaction_report"]["counts"]["NAME"] >= 2
         assert d["review"]["events"][-1]["kind"] == "redact"
-        assert "Zorq Vantablack" not in json.dumps(d)
+        assert "zorq vantablack" not in json.dumps(d)
         row = (await c.get("/api/promote/queue")).json()["items"][0]
         assert row["sampled_at"] == get_candidate(store, cid).sampled_at > 0
         assert row["flagged_arguments"] == 0
