@@ -47,7 +47,7 @@ import re
 from collections.abc import Sequence
 
 from ._signals import _failed
-from ._steps import Signal, Step
+from ._steps import Signal, Step, affirms
 
 #: Location features, in the order of the step model's weights.
 STEP_FEATURES: tuple[str, ...] = (
@@ -218,10 +218,8 @@ def step_features(
             "position": i / (n - 1) if n > 1 else 0.0,
             "unobserved_facts": _squash(len(new)),
             "unobserved_arguments": _squash(len(passed)),
-            "assumed_state": float(bool(own) and bool(_ASSUMED.search(own))),
-            "unchecked_conclusion": float(
-                bool(own) and not s.acts and bool(_CONCLUSION.search(own))
-            ),
+            "assumed_state": float(bool(own) and affirms(_ASSUMED, own)),
+            "unchecked_conclusion": float(bool(own) and not s.acts and affirms(_CONCLUSION, own)),
             "after_failure": float(s.speaks and last_failed),
             "call_failed": float(call_failed),
             "failed_again": float(s.speaks and last_failed and call_failed),

@@ -23,7 +23,7 @@ from typing import Any
 from flywheel.values import near_copy, observed_leaves, same_value
 
 from ._grounding import near_copy_signals, ungrounded_fact_signals
-from ._steps import TRUE, Signal, Step, actor_before, call_arguments
+from ._steps import TRUE, Signal, Step, actor_before, affirms, call_arguments
 
 #: A tool output that reports an error although the span was not marked failed: it starts
 #: by saying so (``Error: ...``), or it ends in a Python traceback (the header, then the
@@ -361,22 +361,6 @@ _CLAIM = re.compile(
 )
 
 
-#: Words before a claim that deny it ("has not been verified", "I could not confirm").
-_NEGATED = re.compile(r"\b(?:not|never|no|cannot|unable|without|yet to|nor)\b|n't\b", re.IGNORECASE)
-
-
-def _claims(words: str) -> bool:
-    """Whether ``words`` claim completion or a check: not denied, not asked."""
-    for m in _CLAIM.finditer(words):
-        start = max(words.rfind(c, 0, m.start()) for c in ".!?\n")
-        before = words[start + 1 : m.start()]
-        end = min((k for k in (words.find(c, m.end()) for c in ".!?\n") if k >= 0), default=-1)
-        asked = end >= 0 and words[end] == "?"
-        if not asked and not _NEGATED.search(" ".join(before.split()[-4:])):
-            return True
-    return False
-
-
 def claim_signals(steps: Sequence[Step]) -> list[Signal]:
     """A completion claim after a failure that nothing later repaired.
 
@@ -393,7 +377,7 @@ def claim_signals(steps: Sequence[Step]) -> list[Signal]:
             elif last_fail is not None and s.text.strip():
                 last_fail = None  # a later successful observation: repaired or moved on
             continue
-        if last_fail is not None and s.speaks and (_claims(s.own_words) or s.ends_run):
+        if last_fail is not None and s.speaks and (affirms(_CLAIM, s.own_words) or s.ends_run):
             out.append(
                 Signal(
                     "claim_without_verification",

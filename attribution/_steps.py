@@ -321,6 +321,26 @@ def figures(text: str, digits: int = 3) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: Words before a statement that deny it ("has not been verified", "I will not assume").
+_NEGATED = re.compile(r"\b(?:not|never|no|cannot|unable|without|yet to|nor)\b|n't\b", re.IGNORECASE)
+
+
+def affirms(pattern: re.Pattern[str], words: str) -> bool:
+    """Whether ``words`` state ``pattern``, neither denied nor asked.
+
+    Denied: a negation among the four words before the match, in its sentence.
+    Asked: its sentence ends in ``?``.
+    """
+    for m in pattern.finditer(words):
+        start = max(words.rfind(c, 0, m.start()) for c in ".!?\n")
+        before = words[start + 1 : m.start()]
+        ends = [k for k in (words.find(c, m.end()) for c in ".!?\n") if k >= 0]
+        asked = bool(ends) and words[min(ends)] == "?"
+        if not asked and not _NEGATED.search(" ".join(before.split()[-4:])):
+            return True
+    return False
+
+
 def has_token(token: str, text: str) -> bool:
     """Whether ``token`` occurs in ``text`` as a whole figure or word."""
     return re.search(r"(?<![\w.])" + re.escape(token) + r"(?![\w]|\.\d)", text) is not None

@@ -472,3 +472,23 @@ def test_framework_phrases_live_only_in_the_adapter_module() -> None:
         code = re.sub(r'""".*?"""', "", code, flags=re.DOTALL)
         found = [p for p in phrases if p in code]
         assert not found, f"{path.name} names {found}"
+
+
+@pytest.mark.parametrize(
+    ("said", "feature", "value"),
+    [
+        ("I assume the rate is 5 percent.", "assumed_state", 1.0),  # positive control
+        ("I will not assume any values; I will look them up.", "assumed_state", 0.0),
+        ("Should we use simulated data?", "assumed_state", 0.0),
+        ("The result is correct.", "unchecked_conclusion", 1.0),  # positive control
+        ("This result is not correct.", "unchecked_conclusion", 0.0),
+        ("Is the answer correct?", "unchecked_conclusion", 0.0),
+    ],
+)
+def test_category_features_read_statements_not_denials_or_questions(
+    said: str, feature: str, value: float
+) -> None:
+    from flywheel.attribution import attribution_features
+
+    feats = attribution_features(steps_from_rows([TASK, msg(1, said, "Analyst")]))
+    assert feats[1][feature] == value
