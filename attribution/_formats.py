@@ -200,7 +200,9 @@ class MagenticOne(Adapter):
     Orchestrator's ``Updated Ledger`` JSON is its review of the run; ``Next speaker
     X`` is routing; a browsing agent's message is its action followed by the page
     the browser returned; the terminal answers ``The script ran, then exited with
-    Unix exit code: N``; the run ends in ``(termination condition)``.
+    Unix exit code: N``; the run ends in ``(termination condition)``, whose message also
+    carries the runner's lines (``Max time (1500s) reached.``, ``No agent selected.``,
+    completion markers): dropped, the final answer kept.
     """
 
     name = "magentic-one"
@@ -218,6 +220,14 @@ class MagenticOne(Adapter):
     #: The Orchestrator's own words that set a plan, and that it judged the request met.
     _PLAN = re.compile(r"\A(?:Initial plan:|New plan:|Stalled\.+ Replanning)")
     _SATISFIED = re.compile(r"\ARequest satisfied\.")
+    #: The runner's lines in the termination message: why it stopped (a round or time limit,
+    #: nobody to speak next), its completion markers, a source line a warning left behind.
+    #: The runtime's words, not the Orchestrator's: only the final answer is.
+    _RUNNER = re.compile(
+        r"^(?:Max (?:rounds|time|turns) \([^)\n]*\) reached\.?|No agent selected\.?|"
+        r"[A-Z][A-Z_.]* COMPLETE !#!#|[ \t]+response = await [^\n]*)[ \t]*(?:\n|\Z)",
+        re.MULTILINE,
+    )
     _TO = re.compile(r"\A->\s*(\S.*)\Z")
 
     def detect(self, history: Sequence[Mapping[str, Any]]) -> bool:
@@ -254,6 +264,7 @@ class MagenticOne(Adapter):
             m.said, m.observed = text[: page.start()].rstrip(), text[page.start() :]
             m.attributes["flywheel.message.acted"] = "true"
         if m.channel == "termination condition":
+            m.said = self._RUNNER.sub("", m.said).strip()
             m.attributes["flywheel.message.ends_run"] = "true"
         if self._PLAN.match(text):
             m.attributes["flywheel.message.plan"] = "true"

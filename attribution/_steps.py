@@ -54,11 +54,14 @@ _CODE = re.compile(r"```[\w+-]*\n")
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 #: Material an agent quotes rather than states: code, inline code, quoted strings
 #: (an apostrophe inside a word opens nothing), markdown link targets, URLs, paths, and
-#: log records (lines opening with a timestamp or a log level).
+#: logs (Python tracebacks, lines opening with a timestamp or a log level).
 _QUOTED = re.compile(
     r"```.*?(?:```|\Z)|`[^`\n]*`|(?<![\w'])'[^'\n]{1,400}'(?![\w'])|\"[^\"\n]{1,400}\"|"
     r"“[^”\n]{1,400}”|‘[^’\n]{1,400}’|\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+|(?:file|s3)://\S+|"
     r"(?<!\w)(?:/[\w.-]+){2,}|"
+    # a Python traceback printed into the message, up to the exception it ends in
+    r"(?m:Traceback \(most recent call last\):.*?"
+    r"(?:^[\w.]*(?:Error|Exception|Exit|Interrupt)\b[^\n]*|\Z))|"
     # a log record pasted into the message: a line opening with a timestamp or a level
     r"(?m:^[ \t]*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d[^\n]*|"
     r"\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL|TRACE)\]?(?::| -)[^\n]*))",

@@ -492,3 +492,15 @@ def test_category_features_read_statements_not_denials_or_questions(
 
     feats = attribution_features(steps_from_rows([TASK, msg(1, said, "Analyst")]))
     assert feats[1][feature] == value
+
+
+def test_a_traceback_in_an_agents_message_is_a_log_not_a_claim() -> None:
+    said = (
+        "Nothing to summarize.\nError processing publish message\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/agent/runner.py", line 1234, in run\n'
+        "    handle(msg)\nValueError: payload 5678 too large\n"
+        "I will try again."
+    )
+    rows = [TASK, msg(1, said, "Surfer"), msg(2, "Lines 1234 and 5678 noted.", "Lead")]
+    assert 1 not in kinds(rows, "ungrounded_fact")

@@ -105,6 +105,16 @@ def test_magentic_one_ledgers_routing_pages_and_terminal() -> None:
     end = a.message(MAGENTIC, 6)
     assert (end.speaker, end.channel) == ("Orchestrator", "termination condition")
     assert end.attributes["flywheel.message.ends_run"] == "true"
+    # the runner's lines in the termination message are not the Orchestrator's words
+    stopped = [
+        *MAGENTIC[:-1],
+        {
+            "role": "Orchestrator (termination condition)",
+            "content": "Max time (1500s) reached.\n  response = await client.create(messages)\n"
+            "FINAL ANSWER: 9 to 5\nSCENARIO.PY COMPLETE !#!#\nRUN.SH COMPLETE !#!#",
+        },
+    ]
+    assert a.message(stopped, 6).said == "FINAL ANSWER: 9 to 5"
 
 
 def test_plain_messages_are_read_as_words_and_the_speaker_is_cleaned() -> None:
