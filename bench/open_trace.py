@@ -236,11 +236,18 @@ async def measure(store: Any, trace_id: str, repeats: int) -> dict[str, Any]:
     return {"spans": spans, "first": first, "slim": slim, "walk": walk, "list": listing}
 
 
+def _child_env() -> dict[str, str]:
+    """The environment of a spawned command: as a user's shell has it, except that Python
+    may write its bytecode cache (a PYTHONDONTWRITEBYTECODE set around the bench would make
+    every spawn compile the package's modules again, which no installed CLI does)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _cli_time(store_url: str, argv: list[str], marker: bytes) -> dict[str, float]:
     """Spawn ``flywheel`` and time its first line holding ``marker`` and its exit."""
     cmd = [sys.executable, "-m", "flywheel", "--store", store_url, *argv]
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_child_env())
     assert proc.stdout is not None
     first, lines = None, 0
     for line in proc.stdout:
@@ -267,7 +274,7 @@ def measure_cli(store_url: str, trace_id: str, repeats: int) -> dict[str, Any]:
         return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import flywheel.cli"], check=True)
+    subprocess.run([sys.executable, "-c", "import flywheel.cli"], check=True, env=_child_env())
     startup = time.perf_counter() - t
     # the first step line of the tree starts with its order number
     tree = median_of(["traces", "show", trace_id], b"   1  ")
@@ -287,7 +294,7 @@ def measure_cli_beside_server(store_url: str, path: str, trace_id: str,
         port = sock.getsockname()[1]
     server = subprocess.Popen(
         [sys.executable, "-m", "flywheel", "--store", store_url, "serve", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_child_env())
     try:
         deadline = time.monotonic() + 120
         while not os.path.exists(os.path.join(path, "flywheel-server.json")):

@@ -1,70 +1,74 @@
-"""Ingest: OTLP receiver, durable writer, normalisation, argument provenance, trace reads."""
+"""Ingest: OTLP receiver, durable writer, normalisation, argument provenance, trace reads.
 
-from ._files import ImportResult, import_otlp_json, otlp_files
-from flywheel.values import normalise
-from ._models import (
-    TURN_ROLES,
-    SpanEvent,
-    SpanLink,
-    SpanNode,
-    Step,
-    TraceDetail,
-    TraceList,
-    TraceSummary,
-    Turn,
-)
-from ._otlp import DecodedBatch, decode_request, parse_request
-from ._provenance import (
-    SOURCE_KINDS,
-    ArgumentProvenance,
-    ProvenancePolicy,
-    declare_provenance,
-    infer_provenance,
-)
-from ._provenance_store import compute_provenance, load_steps, read_provenance
-from ._read import list_traces, normalize_trace_id, parse_time
-from ._trace import get_span, get_trace, iter_trace
-from ._turns import normalise_steps, parse_turns, turns_text
-from ._usage import Usage, trace_usage
-from ._wal import WriteAheadLog
-from ._writer import SpanWriter
+Public names are imported on first use (``flywheel._lazy``): a command that reads
+traces does not load the OTLP protobuf classes, the write-ahead log or provenance.
+"""
 
-__all__ = [
-    "SpanEvent",
-    "SpanLink",
-    "SpanNode",
-    "Step",
-    "TraceDetail",
-    "TraceList",
-    "TraceSummary",
-    "get_span",
-    "get_trace",
-    "iter_trace",
-    "list_traces",
-    "normalize_trace_id",
-    "parse_time",
-    "trace_usage",
-    "Usage",
-    "TURN_ROLES",
-    "Turn",
-    "normalise_steps",
-    "parse_turns",
-    "turns_text",
-    "SOURCE_KINDS",
-    "ArgumentProvenance",
-    "DecodedBatch",
-    "ImportResult",
-    "ProvenancePolicy",
-    "SpanWriter",
-    "WriteAheadLog",
-    "compute_provenance",
-    "declare_provenance",
-    "decode_request",
-    "import_otlp_json",
-    "otlp_files",
-    "infer_provenance",
-    "load_steps",
-    "normalise",
-    "parse_request",
-    "read_provenance",
-]
+from flywheel._lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "flywheel.ingest._files": [
+            "ImportResult",
+            "import_otlp_json",
+            "otlp_files",
+        ],
+        "flywheel.values": [
+            "normalise",
+        ],
+        "flywheel.ingest._models": [
+            "TURN_ROLES",
+            "SpanEvent",
+            "SpanLink",
+            "SpanNode",
+            "Step",
+            "TraceDetail",
+            "TraceList",
+            "TraceSummary",
+            "Turn",
+        ],
+        "flywheel.ingest._otlp": [
+            "DecodedBatch",
+            "decode_request",
+            "parse_request",
+        ],
+        "flywheel.ingest._provenance": [
+            "SOURCE_KINDS",
+            "ArgumentProvenance",
+            "ProvenancePolicy",
+            "declare_provenance",
+            "infer_provenance",
+        ],
+        "flywheel.ingest._provenance_store": [
+            "compute_provenance",
+            "load_steps",
+            "read_provenance",
+        ],
+        "flywheel.ingest._read": [
+            "list_traces",
+            "normalize_trace_id",
+            "parse_time",
+        ],
+        "flywheel.ingest._trace": [
+            "get_span",
+            "get_trace",
+            "iter_trace",
+        ],
+        "flywheel.ingest._turns": [
+            "normalise_steps",
+            "parse_turns",
+            "turns_text",
+        ],
+        "flywheel.ingest._usage": [
+            "Usage",
+            "trace_usage",
+        ],
+        "flywheel.ingest._wal": [
+            "WriteAheadLog",
+        ],
+        "flywheel.ingest._writer": [
+            "SpanWriter",
+        ],
+    },
+)

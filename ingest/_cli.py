@@ -10,7 +10,6 @@ import click
 from flywheel import check_serving, local_identity, mask, record_audit
 from flywheel._clikit import CliContext, echo_json, pass_cli, print_table, progress_bar
 
-from ._files import import_otlp_json, otlp_files
 
 
 @click.command("serve")
@@ -83,6 +82,8 @@ def serve_cmd(obj: CliContext, host: str | None, port: int | None, wal_dir: str 
 @pass_cli
 def ingest_cmd(obj: CliContext, files: tuple[str, ...], as_json: bool) -> None:
     """Import OTLP JSON files or directories of them (the OpenTelemetry file exporter's format)."""
+    from ._files import import_otlp_json, otlp_files
+
     files = tuple(str(f) for f in otlp_files(files))
     store = obj.store()
     results = []

@@ -20,7 +20,7 @@ from flywheel._clikit import CliContext, ServerClient, echo_json, pass_cli, prin
 
 from ._models import SpanNode, TraceDetail, TraceList, TraceSummary
 from ._read import MAX_LIMIT, encode_cursor, list_traces, parse_time
-from ._trace import MAX_PAGE_SPANS, PAGE_SPANS, iter_trace
+from ._trace import FIRST_PAGE_SPANS, MAX_PAGE_SPANS, iter_trace
 
 _KIND_STYLE = {
     "llm": "cyan",
@@ -177,7 +177,8 @@ def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, offset: in
         pages = _api_pages(server, trace_id, attributes, offset, limit)
     else:
         pages = iter_trace(obj.store(), trace_id, project=obj.settings.project,
-                           attributes=attributes, offset=offset, limit=limit)
+                           attributes=attributes, offset=offset, limit=limit,
+                           page=MAX_PAGE_SPANS, first_page=FIRST_PAGE_SPANS)
     if as_json:
         _stream_json(pages)
     else:
@@ -186,10 +187,10 @@ def show_cmd(obj: CliContext, trace_id: str, attributes: bool | None, offset: in
 
 def _api_pages(server: ServerClient, trace_id: str, attributes: bool, offset: int,
                limit: int | None) -> Iterator[TraceDetail]:
-    """``iter_trace`` through ``GET /api/traces/{id}``: a first page of the default size
-    (the first lines come soon), then the largest pages (each request reads the outline)."""
+    """``iter_trace`` through ``GET /api/traces/{id}``: a small first page (its lines come
+    before the rest is read), then the largest pages (each request reads the outline)."""
     at: int | None = offset
-    left, size = limit, PAGE_SPANS
+    left, size = limit, FIRST_PAGE_SPANS
     while at is not None:
         want = size if left is None else min(size, left)
         page = TraceDetail.model_validate(server.get(

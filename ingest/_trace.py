@@ -45,6 +45,8 @@ from ._usage import table_usage
 #: Spans of one page of a trace (the API's default and largest page).
 PAGE_SPANS = 1000
 MAX_PAGE_SPANS = 10_000
+#: The first page a terminal asks for: its lines come before the rest is read.
+FIRST_PAGE_SPANS = 100
 
 _STEP_COLUMNS = """span_id, parent_span_id, service_name, span_name, kind, tool_name, tool_call_id,
        arguments, result, input, output, model, agent_name, session_id,
@@ -208,20 +210,24 @@ def iter_trace(
     offset: int = 0,
     limit: int | None = None,
     page: int = PAGE_SPANS,
+    first_page: int | None = None,
 ) -> Iterator[TraceDetail]:
     """A trace page after page from one outline read: print a large trace as it comes.
 
-    Yields pages of ``page`` spans from ``offset`` until ``limit`` spans (None:
-    all) are out; the last page's ``next_offset`` says where the rest starts.
+    Yields pages of ``page`` spans (the first of ``first_page`` spans when
+    given, so its lines come early) from ``offset`` until ``limit`` spans
+    (None: all) are out; the last page's ``next_offset`` says where the rest
+    starts.
     """
     outline = trace_outline(store, trace_id, project=project, attributes=attributes)
     left = limit
     at: int | None = offset
+    size_now = first_page or page
     while at is not None:
-        size = page if left is None else min(page, left)
+        size = size_now if left is None else min(size_now, left)
         detail = trace_page(store, outline, attributes=attributes, offset=at, limit=size)
         yield detail
-        at = detail.next_offset
+        at, size_now = detail.next_offset, page
         if left is not None:
             left -= len(detail.spans)
             if left <= 0:

@@ -25,7 +25,7 @@ def test_help_does_not_import_heavy_libraries() -> None:
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-@pytest.mark.parametrize("package", ["promote", "tui"])
+@pytest.mark.parametrize("package", ["ingest", "promote", "tui"])
 def test_lazy_public_api_resolves_every_name(package: str) -> None:
     module = importlib.import_module(package)
     assert module.__all__ == sorted(module.__all__)

@@ -127,3 +127,36 @@ def test_show_unknown_is_one_line_error(run):
 def test_project_flag(run):
     res = run("--project", "p2", "traces", "list", "--json")
     assert [t["trace_id"] for t in json.loads(res.output)["traces"]] == ["d" * 32]
+
+
+
+def test_show_loads_only_what_a_read_needs(tmp_path: Any) -> None:
+    """Opening a trace loads neither pandas (pyarrow's check is settled without it) nor the
+    write side (OTLP protobuf classes, write-ahead log, provenance): a quarter of a second of
+    start-up each time ``traces show`` runs. A fresh process seeds a store, another reads it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    url = f"chdb://{tmp_path}/store"
+    seed = (
+        "from flywheel import open_store\n"
+        "from tests.ingest.test_read import seed\n"
+        f"s = open_store({url!r}); s.migrate(); seed(s); s.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", seed], cwd=root, check=True, capture_output=True)
+    show = (
+        "import json, sys\n"
+        "from click.testing import CliRunner\n"
+        "from flywheel.cli import cli\n"
+        f"r = CliRunner().invoke(cli, ['--store', {url!r}, 'traces', 'show', {A!r}])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "assert 'send_money' in r.output, r.output\n"
+        "heavy = ['pandas', 'opentelemetry.proto', 'flywheel.ingest._wal',\n"
+        "         'flywheel.ingest._provenance', 'flywheel.ingest._otlp']\n"
+        "print(json.dumps([m for m in heavy if m in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", show], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

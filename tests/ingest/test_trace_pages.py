@@ -72,6 +72,19 @@ def test_pages_are_the_trace(store):
     assert_pages_are_the_trace(store, "d" * 32, project="p2")
 
 
+def test_a_small_first_page_then_large_pages(store):
+    """``first_page`` (the terminal's early lines) changes only where pages split."""
+    seed(store)
+    whole = get_trace(store, A)
+    n = whole.summary.span_count
+    pages = list(iter_trace(store, A, page=3, first_page=1))
+    assert [len(p.spans) for p in pages] == [1, *[min(3, n - k) for k in range(1, n, 3)]]
+    assert [p.offset for p in pages] == [0, *range(1, n, 3)]
+    assert _dump([s for p in pages for s in p.spans]) == _dump(whole.spans)
+    capped = list(iter_trace(store, A, page=3, first_page=2, offset=1, limit=3))
+    assert [(p.offset, len(p.spans)) for p in capped] == [(1, 2), (3, 1)]
+
+
 def test_a_bare_argument_is_named_from_a_call_on_an_earlier_page(store):
     _seed_named(store)
     whole = get_trace(store, N, attributes=False)
