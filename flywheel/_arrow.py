@@ -40,6 +40,8 @@ def pyarrow_without_pandas() -> bool:
     every command that reads the store. ``import pandas`` elsewhere still
     works (the finder is removed at once), and a process that imported pandas
     before this keeps pyarrow's pandas support (nothing is changed then).
+    Without pandas, pyarrow turns a nanosecond timestamp into Python only as
+    an integer: cast to int64 first, as the store's reads do (``_plain``).
     """
     if "pandas" in sys.modules:
         return False
