@@ -221,6 +221,37 @@ def pretty(text: Any, limit: int = 4000) -> str:
     return out if len(out) <= limit else out[:limit] + " ..."
 
 
+def conversation(text: Any, default_role: str, limit: int = 4000) -> str:
+    """A model step's input or output as one line per turn (``role: text``).
+
+    Whatever message shape the library stored (OpenAI messages, LangChain's
+    constructor JSON, GenAI parts, OpenInference's flattened keys) is read by
+    ingest's turn parser, so a reviewer never reads ``"lc": 1,
+    "type": "constructor"``. Text that holds no turns is shown as :func:`pretty`.
+    """
+    from flywheel.ingest import parse_turns
+
+    try:
+        turns = parse_turns(text, default_role) if text not in (None, "") else []
+    except (TypeError, ValueError):  # not a conversation: show it as it is
+        turns = []
+    if not turns or (len(turns) == 1 and isinstance(text, str) and turns[0].content == text):
+        return pretty(text, limit)
+    lines = []
+    for t in turns:
+        if t.role == "tool_call":
+            args = t.arguments if isinstance(t.arguments, str) else json.dumps(
+                t.arguments, ensure_ascii=False, default=str)
+            lines.append(f"tool_call: {t.tool_name}({args})")
+            continue
+        body = t.content if isinstance(t.content, str) else json.dumps(
+            t.content, ensure_ascii=False, default=str)
+        who = f"tool_result {t.tool_name}" if t.role == "tool_result" and t.tool_name else t.role
+        lines.append(f"{who}: {body}")
+    out = "\n".join(lines)
+    return out if len(out) <= limit else out[:limit] + " ..."
+
+
 def argument_lines(
     arguments: str | None, records: Sequence[Mapping[str, Any]]
 ) -> list[tuple[str, bool]]:

@@ -106,3 +106,24 @@ def test_cli_review_help() -> None:
     out = CliRunner().invoke(cli, ["review", "--help"])
     assert out.exit_code == 0
     assert "--url" in out.output and "--reviewer" in out.output and "--api-key" in out.output
+
+
+def test_conversation_reads_library_message_shapes() -> None:
+    """LangChain's constructor JSON and OpenAI messages read as turns; plain text as is."""
+    from flywheel.tui._view import conversation
+
+    lc = json.dumps([
+        {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "SystemMessage"],
+         "kwargs": {"content": "You are a librarian.", "type": "system"}},
+        {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"],
+         "kwargs": {"content": "Renew my loan", "type": "human"}},
+    ])
+    shown = conversation(lc, "user")
+    assert shown.splitlines() == ["system: You are a librarian.", "user: Renew my loan"]
+    assert '"lc"' not in shown and "constructor" not in shown
+    openai = json.dumps([{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function",
+         "function": {"name": "renew", "arguments": "{\"loan\": 7}"}}]}])
+    assert "tool_call: renew(" in conversation(openai, "assistant")
+    assert conversation("just words", "user") == "just words"
+    assert conversation('{"a": 1}', "user").startswith("{")  # no turns: pretty JSON

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from flywheel.tui._client import ApiError, StepRow
-from flywheel.tui._view import KIND_MARK, argument_lines, pretty, reasons_text, step_path
+from flywheel.tui._view import (
+    KIND_MARK,
+    argument_lines,
+    conversation,
+    pretty,
+    reasons_text,
+    step_path,
+)
 from flywheel.tui.screens._base import ReviewScreen
 from flywheel.tui.widgets import Banner, StepTree
 from rich.text import Text
@@ -149,7 +156,9 @@ class TraceScreen(ReviewScreen):
         for key, label in texts:
             if red.get(key):
                 out.append(f"{label}:\n", style="underline")
-                out.append(pretty(red[key], 1500) + "\n")
+                shown = pretty(red[key], 1500) if key == "result" else conversation(
+                    red[key], "user" if key == "input_text" else "assistant", 1500)
+                out.append(shown + "\n")
         for name, text in (red.get("texts") or {}).items():
             out.append(f"x {name}: {text}\n", style="bold")
         self.query_one("#step", Static).update(out)
