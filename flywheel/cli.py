@@ -198,20 +198,40 @@ def migrate_cmd(obj: CliContext, as_json: bool) -> None:
 def config_cmd(obj: CliContext, as_json: bool) -> None:
     """Show the settings `flywheel serve` runs with (flags > FLYWHEEL_* environment > defaults)
     and the auth state."""
-    data = settings_view(obj.settings.for_serving())
-    live: int | None = 0  # an embedded store not created yet holds no key
-    if _store_exists(obj.settings.store):
-        try:
-            live = live_key_count(obj.store(migrate=False))
-        except FlywheelError:
-            live = None  # the store did not answer: the state says unknown
-    data["auth_state"] = auth_state(obj.settings, live).to_dict()
+    served = _served_config(obj)
+    if served is not None:  # a running server holds the store: its settings are the truth
+        data = served
+    else:
+        data = settings_view(obj.settings.for_serving())
+        live: int | None = 0  # an embedded store not created yet holds no key
+        if _store_exists(obj.settings.store):
+            try:
+                live = live_key_count(obj.store(migrate=False))
+            except FlywheelError:
+                live = None  # the store did not answer: the state says unknown
+        data["auth_state"] = auth_state(obj.settings, live).to_dict()
     if as_json:
         echo_json(data)
         return
     for k, v in data.items():
         for name, value in (v.items() if isinstance(v, dict) else [("", v)]):
             click.echo(f"{k}{'.' + name if name else ''}: {value}")
+
+
+def _served_config(obj: CliContext) -> dict[str, Any] | None:
+    """The running local server's settings and true auth state (None: no server holds the
+    store, or it did not answer: then the store is read here, or the state is unknown)."""
+    server = obj.server()
+    if server is None:
+        return None
+    try:
+        remote = server.get("/api/config")
+    except FlywheelError:
+        return None
+    data = dict(remote["settings"])
+    data["auth_state"] = remote["auth"]
+    data["served_by"] = server.server.url
+    return data
 
 
 def _store_exists(url: str) -> bool:

@@ -75,6 +75,17 @@ def test_reads_go_through_the_server(served) -> None:
     assert "not found" in res.stderr.lower() or "no trace" in res.stderr.lower()
 
 
+def test_config_shows_the_running_servers_settings_and_auth(served) -> None:
+    """`flywheel config` beside a server reports the server's true auth state, not unknown."""
+    cwd, env, url = served
+    res = flywheel("config", "--json", cwd=cwd, env=env)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["served_by"] == url
+    assert doc["auth_state"]["mode"] != "unknown" and "unknown" not in json.dumps(
+        doc["auth_state"]).lower(), doc["auth_state"]
+
+
 def test_a_command_that_needs_the_store_says_what_to_do(served) -> None:
     cwd, env, url = served
     pid = json.loads((cwd / "store" / SERVER_FILE).read_text())["pid"]
