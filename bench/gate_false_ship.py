@@ -206,18 +206,127 @@ GENERATORS: dict[str, Generator] = {
 }
 
 
+# Round 3 held out (written and committed before the skewness-corrected rule
+# was run on them). These draw the runs themselves, so a design can be ragged
+# and the two arms' runs can be correlated: ``(rng, sims, tasks, runs, delta)
+# -> (base, cand)`` outcome arrays ``(sims, tasks, max runs)`` with ``nan``
+# where a task has fewer runs. The true difference is the population mean of
+# ``p_C - p_B`` as before (run counts are drawn independently of the task).
+
+RunGenerator = Callable[[np.random.Generator, int, int, int, float],
+                        tuple[np.ndarray, np.ndarray]]
+
+
+def _bernoulli(rng: np.random.Generator, p: np.ndarray, runs: int) -> np.ndarray:
+    return (rng.random((*p.shape, runs)) < p[..., None]).astype(float)
+
+
+@cache
+def _heavy_shift(delta: float) -> float:
+    r = np.random.default_rng(2468)
+    a, e = 0.3 + 1.2 * r.standard_t(2, 400_000), 0.8 * r.standard_t(3, 400_000)
+    return float(
+        optimize.brentq(lambda m: np.mean(special.expit(a + m + e) - special.expit(a)) - delta,
+                        -6, 6)
+    )
+
+
+def h_heavy_tailed(rng: np.random.Generator, s: int, n: int, runs: int,
+                   delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Heavy-tailed difficulty (logit ~ t with 2 df) and a t(3) effect on the logit scale."""
+    a = 0.3 + 1.2 * rng.standard_t(2, (s, n))
+    b = _heavy_shift(delta) + 0.8 * rng.standard_t(3, (s, n))
+    return _bernoulli(rng, special.expit(a), runs), _bernoulli(rng, special.expit(a + b), runs)
+
+
+@cache
+def _corr_shift(delta: float) -> float:
+    r = np.random.default_rng(1357)
+    pb, e = r.uniform(0.05, 0.95, 400_000), r.normal(0.0, 0.12, 400_000)
+    return float(
+        optimize.brentq(lambda m: np.mean(np.clip(pb + m + e, 0, 1) - pb) - delta, -1, 1)
+    )
+
+
+def h_correlated_arms(rng: np.random.Generator, s: int, n: int, runs: int,
+                      delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Run j of both arms shares its random number with probability 0.7 (common seeds).
+
+    Each arm is still Bernoulli(p) run by run; the paired runs are positively
+    correlated, as when both configurations meet the same flaky environment.
+    """
+    p_b = rng.uniform(0.05, 0.95, (s, n))
+    p_c = np.clip(p_b + _corr_shift(delta) + rng.normal(0.0, 0.12, (s, n)), 0.0, 1.0)
+    u_b = rng.random((s, n, runs))
+    u_c = np.where(rng.random((s, n, runs)) < 0.7, u_b, rng.random((s, n, runs)))
+    return (u_b < p_b[..., None]).astype(float), (u_c < p_c[..., None]).astype(float)
+
+
+def h_ragged(rng: np.random.Generator, s: int, n: int, runs: int,
+             delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unequal run counts (1 to 2 runs - 1 per task and arm); bimodal difficulty.
+
+    Half the tasks easy (Beta(8, 1)), half hard (Beta(1, 4)); the candidate
+    shifts the hard tasks only, by 2 delta (the easy half is unchanged).
+    """
+    easy = rng.random((s, n)) < 0.5
+    h = 2.0 * delta
+    hard = rng.beta(1.0, 4.0, (s, n)) * (1.0 - max(h, 0.0)) + max(-h, 0.0)
+    p_b = np.where(easy, rng.beta(8.0, 1.0, (s, n)), hard)
+    p_c = np.where(easy, p_b, p_b + h)
+    top = 2 * runs - 1
+    base, cand = _bernoulli(rng, p_b, top), _bernoulli(rng, p_c, top)
+    if runs > 1:
+        for arm in (base, cand):
+            k = rng.integers(1, top + 1, (s, n))
+            arm[np.arange(top)[None, None, :] >= k[..., None]] = np.nan
+    return base, cand
+
+
+def h_bimodal_effect(rng: np.random.Generator, s: int, n: int, runs: int,
+                     delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """30 % of tasks move by +30 or -30 points (bimodal effect), the rest do not move.
+
+    Among the moved tasks the share moving up is ``1/2 + delta / 0.18``;
+    U-shaped difficulty Beta(0.7, 0.7) for the unmoved ones.
+    """
+    moved = rng.random((s, n)) < 0.3
+    up = rng.random((s, n)) < 0.5 + delta / 0.18
+    p_m = rng.uniform(0.3, 0.7, (s, n))
+    p_b = np.where(moved, p_m, rng.beta(0.7, 0.7, (s, n)))
+    p_c = np.where(moved, np.where(up, p_m + 0.3, p_m - 0.3), p_b)
+    return _bernoulli(rng, p_b, runs), _bernoulli(rng, p_c, runs)
+
+
+#: Round 3, held out: run only with ``--heldout`` (never in the development sweep).
+HELDOUT: dict[str, RunGenerator] = {
+    "heavy_tailed": h_heavy_tailed,
+    "correlated_arms": h_correlated_arms,
+    "ragged": h_ragged,
+    "bimodal_effect": h_bimodal_effect,
+}
+
+
+def draw_runs(gen: str, rng: np.random.Generator, sims: int, tasks: int, runs: int,
+              delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline and candidate run outcomes ``(sims, tasks, runs)``, ``nan`` where absent."""
+    if gen in HELDOUT:
+        return HELDOUT[gen](rng, sims, tasks, runs, delta)
+    p_b, p_c = GENERATORS[gen](rng, sims, tasks, delta)
+    return _bernoulli(rng, p_b, runs), _bernoulli(rng, p_c, runs)
+
+
 def simulate(gen: str, delta: float, tasks: int, runs: int, sims: int, seed: int) -> dict:
     """Ship rate and interval coverage of the gate's decision on ``sims`` eval sets."""
     rng = np.random.default_rng(seed)
-    p_b, p_c = GENERATORS[gen](rng, sims, tasks, delta)
-    base = rng.random((sims, tasks, runs)) < p_b[..., None]
-    cand = rng.random((sims, tasks, runs)) < p_c[..., None]
+    base, cand = draw_runs(gen, rng, sims, tasks, runs, delta)
     if runs == 1:
-        b, c = base[..., 0], cand[..., 0]
+        b, c = base[..., 0] > 0.5, cand[..., 0] > 0.5
         res = decide_cells((b & c).sum(1), (b & ~c).sum(1), (~b & c).sum(1), (~b & ~c).sum(1),
                            MARGIN, CONFIDENCE, POWER)
     else:
-        res = decide_deltas(cand.mean(-1) - base.mean(-1), MARGIN, CONFIDENCE, POWER)
+        res = decide_deltas(np.nanmean(cand, -1) - np.nanmean(base, -1), MARGIN, CONFIDENCE,
+                            POWER)
     return {
         "ship": float(np.mean(res["outcome"] == 0)),
         "insufficient": float(np.mean(res["outcome"] == 2)),
@@ -367,16 +476,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compare", action="store_true", help="also run the method study")
     ap.add_argument("--compare-sims", type=int, default=1000)
+    ap.add_argument("--heldout", action="store_true",
+                    help="run the round-3 held-out generators instead of the development ones")
     args = ap.parse_args(argv)
+    gens = tuple(HELDOUT) if args.heldout else tuple(GENERATORS)
     load = os.getloadavg()
     print(f"workload : gate paired decision, margin {MARGIN}, confidence {CONFIDENCE}, "
           f"power {POWER}; {args.sims} simulated eval sets x {len(DELTAS)} deltas x "
-          f"{len(TASKS)} task counts x {len(RUNS)} designs x {len(GENERATORS)} generators")
+          f"{len(TASKS)} task counts x {len(RUNS)} designs x {len(gens)} "
+          f"{'held-out' if args.heldout else 'development'} generators ({', '.join(gens)})")
     print(f"machine  : {platform.machine()} {os.cpu_count()} cores, python "
           f"{platform.python_version()}, numpy {np.__version__}, load avg {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f}")
     t0 = time.perf_counter()
-    results = sweep(args.sims, args.seed)
+    results = sweep(args.sims, args.seed, generators=gens)
     print(f"elapsed  : {time.perf_counter() - t0:.1f} s")
     _print_table(results, args.sims)
     if args.compare:

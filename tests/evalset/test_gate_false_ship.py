@@ -57,6 +57,20 @@ def test_generators_hit_their_true_difference(bench: ModuleType) -> None:
             assert float(np.mean(p_c - p_b)) == pytest.approx(delta, abs=0.004), name
 
 
+def test_heldout_generators_hit_their_true_difference(bench: ModuleType) -> None:
+    """Round 3 draws runs itself: task means over many tasks hit the declared delta."""
+    rng = np.random.default_rng(1)
+    for name, gen in bench.HELDOUT.items():
+        for delta in bench.DELTAS:
+            base, cand = gen(rng, 10, 4000, 3, delta)
+            assert base.shape == cand.shape == (10, 4000, base.shape[-1]), name
+            got = float(np.mean(np.nanmean(cand, -1) - np.nanmean(base, -1)))
+            assert got == pytest.approx(delta, abs=0.008), (name, delta)
+    ragged = bench.h_ragged(rng, 2, 500, 3, 0.0)[0]
+    counts = np.sum(~np.isnan(ragged), -1)
+    assert counts.min() == 1 and counts.max() == 5 and ragged.shape[-1] == 5
+
+
 def _trials(arm: str, outcomes: np.ndarray) -> list[Trial]:
     return [
         Trial.model_validate(
