@@ -13,16 +13,22 @@ Targets (exit 1 when one is missed):
 
 * ship rate <= 2.5 % + 2 Monte Carlo SE wherever the true difference is
   below -margin (-5 points), for every generator;
-* coverage of the several-runs decision interval (cluster paired t with the
-  exact zero-spread bound) within 0.94-0.96 at 20, 50 and 200 tasks, 3 runs,
-  on every generator with run-to-run variation (the ``flip`` generator has
-  none: every task is deterministic, so three runs are one run repeated;
-  its coverage is printed and not held to the target).
+* coverage of the several-runs decision interval (the skewness-corrected
+  cluster paired t with the exact zero-spread bound) within 0.94-0.96 at 20,
+  50 and 200 tasks, 3 runs. Held out of that target, each printed with its
+  reason and figures: the ``flip`` generator (every task deterministic, so
+  three runs are one run repeated), and over-coverage (never
+  under-coverage) in a cell where at least 25 % of the samples are sparse
+  (at most 2 task deltas differ from the median task's: such a sample
+  cannot tell -5 points from +5, so an interval that covers -5 must cover
+  0 too).
 
-Where the true difference is above -margin the table shows the power (the
-ship rate). ``--compare`` prints the study that chose the several-runs
-interval: coverage and lower-tail error of the percentile, BCa and
-studentized paired cluster bootstraps and the cluster paired t.
+The coverage table also prints the lower- and upper-tail errors (nominal
+0.025 each) and the share of sparse samples. Where the true difference is
+above -margin the ship table shows the power. ``--compare`` prints the
+study that chose the several-runs interval (percentile, BCa and
+studentized paired cluster bootstraps and the cluster paired t);
+``--compare-skew SIMS`` the study that chose its skewness correction.
 
 Task generators (per task: a baseline and a candidate pass probability; runs
 are Bernoulli draws given the task; the true difference is the population
@@ -50,9 +56,16 @@ construction):
   0.03 or 0.97) of which 8 % flip, 40 % flaky tasks (p in 0.25-0.75) that
   shift, each carrying half of the difference.
 
+All eight are development generators now: the skewness correction was
+chosen on them. Round 3 (``HELDOUT``, run only with ``--heldout``; written
+and committed before the corrected rule was run on them): heavy-tailed
+difficulty and effect, arms whose paired runs share their random numbers,
+ragged designs (1-5 runs per task and arm), a bimodal +/-30-point effect.
+
 Run: ``python bench/gate_false_ship.py`` (default 4,000 simulations a cell,
 about a minute on 2 shared cores); ``--sims 20000`` for the full sweep;
-``--compare`` for the method study. The default test suite runs a small
+``--heldout`` for round 3; ``--compare`` / ``--compare-skew SIMS`` for the
+method studies. The default test suite runs a small
 variant (``tests/evalset/test_gate_false_ship.py``); the full sweep runs
 with ``--runslow``.
 """
@@ -68,7 +81,15 @@ from collections.abc import Callable
 from functools import cache
 
 import numpy as np
-from flywheel.evalset.stats import cluster_t_interval, decide_cells, decide_deltas
+from flywheel.evalset.stats import (
+    cluster_t_interval,
+    decide_cells,
+    decide_deltas,
+    satterthwaite_df,
+    skew_corrected_t_interval,
+    zero_spread_interval,
+)
+from flywheel.evalset.stats._decision import _hall_coefficients, _hall_inverse
 from scipy import optimize, special, stats
 
 MARGIN = 0.02
@@ -80,6 +101,12 @@ RUNS = (1, 3)
 COVERAGE_TASKS = (20, 50, 200)
 #: Generators with no run-to-run variation (coverage printed, not held to the target).
 DETERMINISTIC = ("flip",)
+#: A sample is "sparse" when at most this many tasks' deltas differ from its median task's.
+SPARSE_TASKS = 2
+#: Over-coverage (above 0.96) is excused, and printed with the reason, in a cell where at
+#: least this share of samples is sparse: there the data cannot tell -5 from +5 points
+#: (see ``docs/gate.md``). Under-coverage, the lower-tail error and the ship rate never are.
+SPARSE_EXCUSE = 0.25
 
 Generator = Callable[[np.random.Generator, int, int, float], tuple[np.ndarray, np.ndarray]]
 
@@ -327,12 +354,24 @@ def simulate(gen: str, delta: float, tasks: int, runs: int, sims: int, seed: int
     else:
         res = decide_deltas(np.nanmean(cand, -1) - np.nanmean(base, -1), MARGIN, CONFIDENCE,
                             POWER)
+    covered = (res["lo"] <= delta) & (delta <= res["hi"])
+    sparse = _sparse(np.nanmean(cand, -1) - np.nanmean(base, -1))
     return {
         "ship": float(np.mean(res["outcome"] == 0)),
         "insufficient": float(np.mean(res["outcome"] == 2)),
-        "coverage": float(np.mean((res["lo"] <= delta) & (delta <= res["hi"]))),
+        "coverage": float(np.mean(covered)),
         "lower_error": float(np.mean(res["lo"] > delta)),
+        "upper_error": float(np.mean(res["hi"] < delta)),
+        "sparse": float(np.mean(sparse)),
+        "coverage_sparse": float(np.mean(covered[sparse])) if sparse.any() else float("nan"),
+        "coverage_rest": float(np.mean(covered[~sparse])) if (~sparse).any() else float("nan"),
     }
+
+
+def _sparse(deltas: np.ndarray) -> np.ndarray:
+    """Samples in which at most ``SPARSE_TASKS`` task deltas differ from the median task's."""
+    mid = np.sort(deltas, axis=-1)[..., deltas.shape[-1] // 2]
+    return np.sum(np.abs(deltas - mid[..., None]) > 1e-12, axis=-1) <= SPARSE_TASKS
 
 
 def _mc_se(p: float, sims: int) -> float:
@@ -355,18 +394,36 @@ def sweep(sims: int, seed: int = 0, generators: tuple[str, ...] | None = None,
 
 def misses(results: dict[tuple, dict], sims: int) -> list[str]:
     """Every missed target, one line each (empty: all met)."""
-    bad = []
+    return _judge(results, sims)[0]
+
+
+def excused(results: dict[tuple, dict], sims: int) -> list[str]:
+    """Coverage cells held out of the target, each with its reason and figures."""
+    return _judge(results, sims)[1]
+
+
+def _judge(results: dict[tuple, dict], sims: int) -> tuple[list[str], list[str]]:
+    bad, excuse = [], []
     limit = 0.025 + 2 * _mc_se(0.025, sims)
     for (gen, delta, n, r), f in results.items():
+        where = f"{gen} delta {delta * 100:+.0f} tasks {n} runs {r}"
         if delta < -MARGIN and f["ship"] > limit:
-            bad.append(f"ship rate {f['ship']:.4f} > {limit:.4f} at {gen} "
-                       f"delta {delta * 100:+.0f} tasks {n} runs {r}")
-        if r > 1 and n in COVERAGE_TASKS and gen not in DETERMINISTIC and not (
-            0.94 <= f["coverage"] <= 0.96
-        ):
-            bad.append(f"coverage {f['coverage']:.4f} outside 0.94-0.96 at {gen} "
-                       f"delta {delta * 100:+.0f} tasks {n} runs {r}")
-    return bad
+            bad.append(f"ship rate {f['ship']:.4f} > {limit:.4f} at {where}")
+        if r == 1 or n not in COVERAGE_TASKS or 0.94 <= f["coverage"] <= 0.96:
+            continue
+        if gen in DETERMINISTIC:
+            excuse.append(f"coverage {f['coverage']:.4f} at {where}: every task deterministic, "
+                          "3 runs are one run repeated")
+        elif f["coverage"] > 0.96 and f["sparse"] >= SPARSE_EXCUSE:
+            excuse.append(
+                f"coverage {f['coverage']:.4f} at {where}: {f['sparse']:.0%} of samples have at "
+                f"most {SPARSE_TASKS} tasks that differ (they cover {f['coverage_sparse']:.3f}, "
+                f"the rest {f['coverage_rest']:.3f}); lower-tail error {f['lower_error']:.4f}"
+            )
+        else:
+            bad.append(f"coverage {f['coverage']:.4f} outside 0.94-0.96 at {where} (lower-tail "
+                       f"error {f['lower_error']:.4f}, upper {f['upper_error']:.4f})")
+    return bad, excuse
 
 
 def _print_table(results: dict[tuple, dict], sims: int) -> None:
@@ -399,12 +456,16 @@ def _print_table(results: dict[tuple, dict], sims: int) -> None:
                     for f in row
                 )
                 print(f"  {g:21} {delta * 100:+3.0f} r={r}: {txt}")
-    print("\nCoverage of the several-runs decision interval (3 runs), lower-tail error in ():")
+    print("\nCoverage of the several-runs decision interval (3 runs) at "
+          f"{', '.join(map(str, COVERAGE_TASKS))} tasks: coverage (lower-tail error / upper-tail "
+          "error) [share of sparse samples]")
     for g in gens:
         for delta in DELTAS:
             row = [results.get((g, delta, n, 3)) for n in COVERAGE_TASKS]
-            txt = "  ".join("-" if f is None else f"{f['coverage']:.4f} ({f['lower_error']:.4f})"
-                            for f in row)
+            txt = "  ".join(
+                "-" if f is None else f"{f['coverage']:.4f} ({f['lower_error']:.4f}/"
+                f"{f['upper_error']:.4f}) [{f['sparse']:.2f}]" for f in row
+            )
             note = "  (deterministic tasks: not held to the target)" if g in DETERMINISTIC else ""
             print(f"  {g:21} {delta * 100:+3.0f}: " + txt + note)
 
@@ -435,6 +496,63 @@ def compare_methods(sims: int, resamples: int = 999, seed: int = 7) -> None:
                 cov = np.mean((lo <= -0.05) & (-0.05 <= hi))
                 parts.append(f"{name} {cov:.3f}/{np.mean(lo > -0.05):.3f}")
             print(f"  {gen:21} N={n:3}: " + "  ".join(parts))
+
+
+def _hall(d: np.ndarray, shrink: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Hall's (1992) interval on both limits, skewness times ``shrink`` (no guard)."""
+    n = d.shape[1]
+    m, se = d.mean(1), d.std(1, ddof=1) / np.sqrt(n)
+    q = stats.t.ppf(0.975, satterthwaite_df(d))
+    a, b = (c * shrink for c in _hall_coefficients(d))
+    return m - _hall_inverse(q, a, b) * se, m - _hall_inverse(-q, a, b) * se
+
+
+def compare_skew(sims: int, seed: int = 17) -> None:
+    """The study that chose the skewness correction: lower-tail error and coverage, 3 runs.
+
+    Each candidate with the exact zero-spread fallback the gate uses. Per
+    generator: the worst lower-tail error at true deltas -5 and -2 points
+    (10-200 tasks) and the coverage range at 20, 50 and 200 tasks.
+    """
+    limit = 0.025 + 2 * _mc_se(0.025, sims)
+    names = ("t (Satterthwaite)", "Johnson shift", "Hall both limits", "Hall, skew / 2",
+             "chosen: Hall, lo <= t lo")
+    print(f"\nSkewness study: {sims} simulations a cell, 3 runs; worst lower-tail error at "
+          f"-5/-2 points (10-200 tasks) / coverage range at 20-200 tasks; cells over {limit:.4f}")
+    over = dict.fromkeys(names, 0)
+    for gi, gen in enumerate(GENERATORS):
+        worst = {k: [0.0, 1.0, 0.0] for k in names}
+        for di, delta in enumerate(DELTAS):
+            for n in TASKS[1:]:
+                rng = np.random.default_rng(seed + 1_000_003 * gi + 10_007 * di + 101 * n)
+                base, cand = draw_runs(gen, rng, sims, n, 3, delta)
+                d = cand.mean(-1) - base.mean(-1)
+                t = cluster_t_interval(d, CONFIDENCE)
+                m, s_d = d.mean(1), d.std(1, ddof=1)
+                shift = np.nan_to_num(stats.skew(d, axis=1, bias=True)) * s_d / (6 * n)
+                zero = (d.max(1) - d.min(1)) <= 1e-12
+                zs = zero_spread_interval(np.clip(m, -1, 1), n, CONFIDENCE)
+                hc = skew_corrected_t_interval(d, CONFIDENCE)
+                cands = {
+                    names[0]: (t.lo, t.hi),
+                    names[1]: (np.asarray(t.lo) + shift, np.asarray(t.hi) + shift),
+                    names[2]: _hall(d),
+                    names[3]: _hall(d, 0.5),
+                    names[4]: (hc.lo, hc.hi),
+                }
+                for k, (lo, hi) in cands.items():
+                    lo, hi = np.where(zero, zs.lo, lo), np.where(zero, zs.hi, hi)
+                    err = float(np.mean(lo > delta))
+                    if delta <= -MARGIN:
+                        worst[k][0] = max(worst[k][0], err)
+                        over[k] += err > limit
+                    if n in COVERAGE_TASKS:
+                        cov = float(np.mean((lo <= delta) & (delta <= hi)))
+                        worst[k][1], worst[k][2] = min(worst[k][1], cov), max(worst[k][2], cov)
+        print(f"  {gen:21} " + "  ".join(f"{k} {v[0]:.4f} / {v[1]:.3f}-{v[2]:.3f}"
+                                         for k, v in worst.items()))
+    print("  cells with a lower-tail error over the limit: "
+          + ", ".join(f"{k} {v}" for k, v in over.items()))
 
 
 def _t_limits(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -476,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compare", action="store_true", help="also run the method study")
     ap.add_argument("--compare-sims", type=int, default=1000)
+    ap.add_argument("--compare-skew", type=int, default=0, metavar="SIMS",
+                    help="also run the skewness study with SIMS simulations a cell")
     ap.add_argument("--heldout", action="store_true",
                     help="run the round-3 held-out generators instead of the development ones")
     args = ap.parse_args(argv)
@@ -494,7 +614,12 @@ def main(argv: list[str] | None = None) -> int:
     _print_table(results, args.sims)
     if args.compare:
         compare_methods(args.compare_sims)
-    bad = misses(results, args.sims)
+    if args.compare_skew:
+        compare_skew(args.compare_skew)
+    bad, excuse = _judge(results, args.sims)
+    print(f"\nnot held to the coverage target ({len(excuse)}):")
+    for line in excuse:
+        print("  EXCUSED " + line)
     print("\ntargets  : " + ("all met" if not bad else f"{len(bad)} MISSED"))
     for line in bad:
         print("  MISSED " + line)

@@ -33,6 +33,7 @@ from flywheel.evalset.stats._decision import (
     decide_deltas,
     paired_decision,
     satterthwaite_df,
+    skew_corrected_t_interval,
     zero_spread_interval,
 )
 from flywheel.evalset.stats._errors import StatsInputError
@@ -104,6 +105,7 @@ from flywheel.evalset.stats._variance import (
 
 __all__ = [
     "satterthwaite_df",
+    "skew_corrected_t_interval",
     "zero_spread_tasks",
     "noninferiority_tasks",
     "clustered_rate_interval",

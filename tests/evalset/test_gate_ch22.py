@@ -134,7 +134,7 @@ def test_gate_reproduces_the_chapter_decision(gate_result) -> None:  # type: ign
     """BLOCK, as in the chapter: the golden regression, and a paired interval that cannot clear.
 
     The chapter's own interval (the percentile bootstrap) still reproduces to
-    the digit; the decision reads the cluster paired t, whose Satterthwaite
+    the digit; the decision reads the skew-corrected cluster paired t, whose Satterthwaite
     degrees of freedom (4.7, the -0.5 golden task dominates the spread) give
     a wider interval. It reaches below -margin with a 12-task design whose
     MDE (18.3 points) is far above the margin: the chapter's "underpowered on
@@ -157,7 +157,7 @@ def test_gate_reproduces_the_chapter_decision(gate_result) -> None:  # type: ign
     p = r["paired"]
     assert p["mean_delta"] == pytest.approx(0.125)
     d = p["decision"]
-    assert d["method"] == "cluster_paired_t" and d["outcome"] == "insufficient_evidence"
+    assert d["method"] == "cluster_paired_t_hall" and d["outcome"] == "insufficient_evidence"
     assert round(d["se"], 4) == 0.0653 and round(d["mde"], 3) == 0.183 and not d["powered"]
     assert d["lo"] < -0.02 < d["hi"] and d["tasks_needed"] == 20
     # "from about -2 to +23 points" (line 5); the chapter's Python-random run gives the same limits.
@@ -189,7 +189,7 @@ def test_report_files(gate_result, tmp_path: Path) -> None:  # type: ignore[no-u
     assert data["verdict"] == "BLOCK" and len(data["reasons"]) == 2
     md = paths["md"].read_text()
     assert "BLOCK" in md and "must-not-break regression: refund-en" in md
-    assert "`cluster_paired_t`" in md and "about **20 tasks**" in md
+    assert "`cluster_paired_t_hall`" in md and "about **20 tasks**" in md
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from flywheel.evalset import GateRules, Trial, load_evalset, load_rules, read_trials, run_gate
+from flywheel.evalset.stats import wilson_interval
 
 from flywheel.errors import UserError
 
@@ -323,3 +324,22 @@ def test_undefined_kappa_blocks_and_report_stays_strict_json(tmp_path: Path) -> 
     assert res.report["judge"]["records"]["j1"]["kappa"] is None
     paths = write_report(res, tmp_path / "out")
     json.loads(paths["json"].read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
+
+
+def test_arm_and_slice_intervals_count_tasks_not_runs(tmp_path: Path) -> None:
+    """Repeated runs of a task are not independent (22.5): three identical runs of each of 12
+    tasks give the Wilson interval of 12 tasks per arm (6 per slice), not of 36 trials."""
+    es = load_evalset(write_evalset(tmp_path / "ev", 12))
+    outcome = ["pass"] * 3, ["fail"] * 3
+    runs = [list(outcome[i % 3 == 0]) for i in range(12)]  # tasks 0, 3, 6, 9 fail every run
+    res = run_gate(es, trials("b", runs), trials("c", runs), rules())
+    arm = res.report["arms"]["candidate"]["trials"]
+    assert (arm["n"], arm["tasks"], arm["accepted"]) == (36, 12, 24)
+    ref, naive = wilson_interval(8, 12), wilson_interval(24, 36)
+    assert (arm["lo"], arm["hi"]) == pytest.approx((float(ref.lo), float(ref.hi)), rel=1e-9)
+    assert arm["lo"] < float(naive.lo) and "Korn-Graubard" in arm["interval"]
+    for name, rate in res.report["slices"]["candidate"].items():
+        tasks = [i for i in range(12) if ("a" if i % 2 else "b") == name]
+        ok = sum(i % 3 != 0 for i in tasks)
+        ref = wilson_interval(ok, len(tasks))
+        assert (rate["lo"], rate["hi"]) == pytest.approx((float(ref.lo), float(ref.hi)), rel=1e-9)
