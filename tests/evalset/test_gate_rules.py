@@ -152,6 +152,9 @@ def test_golden_regression_from_rules_list(tmp_path: Path) -> None:
     es = load_evalset(write_evalset(tmp_path / "ev"))
     cand = [r[:] for r in SAME]
     cand[0] = ["pass", "fail"]
+    # t1 gains what t0 loses: the paired interval clears the margin, the golden task blocks
+    # (a lone loss among six tasks is a left skew: its lower limit falls below -0.5)
+    cand[1] = ["pass", "pass"]
     res = run_gate(
         es, trials("b", SAME), trials("c", cand), rules(margin=0.5, golden={"tasks": ["t0"]})
     )
