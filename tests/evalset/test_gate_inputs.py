@@ -224,3 +224,36 @@ def test_report_png_from_a_few_to_many_tasks(tmp_path: Path, n_tasks: int) -> No
     paths = write_report(res, tmp_path / "out")
     png = paths["png"].read_bytes()
     assert png[:4] == b"\x89PNG" and len(png) > 20_000
+
+
+@pytest.mark.parametrize(
+    ("deltas", "dots", "says_no_evidence"),
+    [
+        ({"t0": 0.0, "t1": 0.0, "t2": 0.0}, True, True),
+        ({f"t{i}": (i % 7 - 3) / 3 for i in range(10_000)}, False, False),
+        ({f"t{i}": 0.0 for i in range(10_000)}, False, True),
+    ],
+)
+def test_per_task_panel_from_3_to_10000_tasks_and_the_no_evidence_state(
+    deltas: dict[str, float], dots: bool, says_no_evidence: bool
+) -> None:
+    """Dots with ids at 3 tasks; a bar per delta level with its count at 10,000; when no task
+    differs the panel says there is no evidence either way (not that nothing was harmed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from flywheel.evalset._report import _per_task
+
+    fig, ax = plt.subplots()
+    r = {"paired": {"task_deltas": deltas, "decision": {"margin": 0.02}}, "golden": {"t1": {}}}
+    _per_task(ax, r)
+    texts = [t.get_text() for t in ax.texts]
+    assert any("no evidence either way" in t for t in texts) == says_no_evidence
+    assert f"{len(deltas)} tasks:" in ax.get_title(loc="left")
+    if dots:
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["t0", "t1", "t2"]
+    else:
+        counts = sorted(int(p.get_height()) for p in ax.patches)
+        assert sum(counts) == len(deltas) and len(counts) == len(set(deltas.values()))
+    plt.close(fig)
