@@ -13,7 +13,12 @@ p50/p99 acknowledgement latency, the span count verified in the store after
 the run (every acknowledged span exactly once), memory (peak RSS, from
 /proc: each process's VmHWM for the server and its decode workers, and the
 peak of their summed VmRSS sampled every 0.2 s during the run) and the load
-average (the machine may be shared). Machine: 2 cores, 24 GiB (client and
+average (the machine may be shared), and the server's CPU per acknowledged span, in
+total and by thread name (chDB names its pools: ThreadPool runs inserts and their
+materialized views, MergeMutate merges parts; "python" is every Python thread:
+HTTP, decoding, the log, and the part of an insert chDB runs in the calling thread).
+--server-env passes settings to the server (FLYWHEEL_INGEST__BATCH_SPANS=...).
+Machine: 2 cores, 24 GiB (client and
 server share them). Exits 1 when a target of issue 24 is missed (>= 50,000 spans/s
 at 500 spans per request, >= 25,000 at 100, p99 < 500 ms, every acknowledged span
 stored exactly once).
@@ -63,6 +68,35 @@ def _cpu_s(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def _thread_cpu(pids: list[int]) -> dict[str, float]:
+    """CPU seconds so far by thread name (chDB names its pools: ThreadPool, MergeMutate...)."""
+    out: dict[str, float] = {}
+    for p in pids:
+        try:
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1:stat.rindex(")")].rstrip("0123456789")
+            fields = stat.rsplit(")", 1)[1].split()
+            key = (p, task.name, name)
+            out[key] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def _by_name(before: dict, after: dict, spans: int) -> dict[str, float]:
+    """Microseconds of CPU per span by thread name between two ``_thread_cpu`` samples."""
+    total: dict[str, float] = {}
+    for key, cpu in after.items():
+        total[key[2]] = total.get(key[2], 0.0) + cpu - before.get(key, 0.0)
+    return {k: round(v * 1e6 / max(spans, 1), 1)
+            for k, v in sorted(total.items(), key=lambda kv: -kv[1]) if v > 0}
+
+
 def _tree(pid: int) -> list[int]:
     """``pid`` and its child processes (decode workers; the spawn resource tracker, a few MiB)."""
     out = [pid]
@@ -109,9 +143,13 @@ def main() -> None:
                     help="agents: whole agent traces of 20 spans, every value kind, several "
                          "services (bench/_otlp_agents.py, frozen before the native decoder); "
                          "genai: one flat trace of string-valued GenAI spans per request")
+    ap.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="an environment variable for the server (e.g. "
+                         "FLYWHEEL_INGEST__BATCH_SPANS=50000); repeatable")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLYWHEEL_")}
+    env.update(kv.split("=", 1) for kv in args.server_env)
     load_before = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="flywheel-bench-"))
     port = _free_port()
@@ -133,6 +171,7 @@ def main() -> None:
         sample = template(args.workload, 1, args.spans_per_request).body
         idle_kib = sum(_status_kib(p, "VmRSS") for p in _tree(server.pid))
         cpu_before = _cpu_s(_tree(server.pid))
+        threads_before = _thread_cpu(_tree(server.pid))
         sampler.start()
         load = run_load(f"http://127.0.0.1:{port}/v1/traces", args.clients, args.seconds,
                         args.spans_per_request, workload=args.workload)
@@ -145,6 +184,7 @@ def main() -> None:
         sampler.stop()
         procs = _tree(server.pid)
         cpu = _cpu_s(procs) - cpu_before
+        threads = _by_name(threads_before, _thread_cpu(procs), load["acked_spans"])
         hwm = {p: _status_kib(p, "VmHWM") for p in procs}
         memory = {
             "rss_idle_mib": round(idle_kib / 1024, 1),
@@ -154,6 +194,7 @@ def main() -> None:
         }
         load_after = os.getloadavg()
         memory["server_cpu_us_per_span"] = round(cpu * 1e6 / max(load["acked_spans"], 1), 1)
+        memory["cpu_us_per_span_by_thread"] = threads
     finally:
         sampler.stop()
         server.send_signal(signal.SIGTERM)
@@ -170,6 +211,7 @@ def main() -> None:
                     f"(~{len(sample) // args.spans_per_request} B/span protobuf), {args.seconds}s",
         "machine": f"{os.cpu_count()} cores, loopback, chDB embedded store",
         "decode_workers": args.decode_workers,
+        "server_env": args.server_env,
         **load, "stored_spans": stored, "duplicate_spans": dupes,
         "verified": stored == acked and dupes == 0,
         **memory,

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._secrets import mask
-from .errors import NotFoundError, UserError
+from .errors import FlywheelError, NotFoundError, UserError
 
 if TYPE_CHECKING:
     from ._config import Settings
@@ -245,13 +245,25 @@ class KeyCache:
     A key id the cache does not hold is looked up once in the store (a key
     created a moment ago works at once), ``lookups_per_s`` a second on
     average with bursts of ``burst`` (a token bucket), so unknown keys cannot
-    turn into a flood of store queries. A revocation takes effect within ``ttl``.
+    turn into a flood of store queries.
+
+    A list older than its age limit is reloaded in a background thread while
+    requests go on with it, for at most ``grace`` seconds more; older than
+    that (or never loaded, or invalidated, or ``ttl`` 0) it is reloaded
+    before the answer. Authentication runs on the server's event loop, and
+    the embedded store answers one statement at a time: a reload waiting
+    behind a large span insert would stall every request. A revocation
+    takes effect within ``ttl`` plus the time the store takes to answer
+    (at most ``grace``).
     """
 
     def __init__(self, store: Store, ttl: float = 5.0, lookups_per_s: float = 10.0,
-                 burst: int = 20) -> None:
-        self.store, self.ttl = store, ttl
-        self._at = -1e9
+                 burst: int = 20, grace: float = 5.0) -> None:
+        self.store, self.ttl, self.grace = store, ttl, grace
+        self._at = 0.0
+        self._loaded = False  # False: the next use loads before answering
+        self._generation = 0  # moved by invalidate: a reload begun before it is not kept
+        self._reloading = False
         self._keys: dict[str, ApiKey] = {}
         self._lock = threading.Lock()
         self._rate, self._burst = lookups_per_s, float(burst)
@@ -260,16 +272,43 @@ class KeyCache:
     def invalidate(self) -> None:
         """Reload on next use (after creating or revoking a key in this process)."""
         with self._lock:
-            self._at = -1e9
+            self._loaded = False
+            self._generation += 1
 
     def keys(self, max_age: float | None = None) -> dict[str, ApiKey]:
         """key_id -> every live key (reloaded when older than ``max_age``, default the TTL)."""
+        limit = self.ttl if max_age is None else max_age
         with self._lock:
-            if time.monotonic() - self._at > (self.ttl if max_age is None else max_age):
-                live = _key_rows(self.store, having="HAVING is_revoked = 0")
+            age = time.monotonic() - self._at
+            if self._loaded and age <= limit:
+                return self._keys
+            if self._loaded and self.ttl > 0 and age <= limit + self.grace:
+                if not self._reloading:
+                    self._reloading = True
+                    threading.Thread(target=self._reload, args=(True,), name="key-cache",
+                                     daemon=True).start()
+                return self._keys
+        self._reload(False)
+        return self._keys
+
+    def _reload(self, background: bool) -> None:
+        with self._lock:
+            generation = self._generation
+        try:
+            live = _key_rows(self.store, having="HAVING is_revoked = 0")
+        except FlywheelError:
+            if not background:
+                raise
+            return  # the request that finds the list past its grace reloads and reports it
+        finally:
+            if background:
+                with self._lock:
+                    self._reloading = False
+        with self._lock:
+            if generation == self._generation:
                 self._keys = {k.key_id: k for k in live}
                 self._at = time.monotonic()
-            return self._keys
+                self._loaded = True
 
     def _lookup(self, key_id: str) -> ApiKey | None:
         with self._lock:

@@ -180,6 +180,13 @@ async def export_traces(request: Request) -> Response:
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in {"identity", "gzip", ""}:
         return _otlp_error(415, f"unsupported content encoding {encoding!r}; use gzip", ctype)
+    with writer.receiving_request():
+        return await _export(request, settings, writer, ctype, encoding)
+
+
+async def _export(request: Request, settings: Settings, writer: SpanWriter, ctype: str,
+                  encoding: str) -> Response:
+    """``export_traces`` once the content type and encoding are known."""
     limit = settings.ingest.max_body_bytes
     try:
         declared = request.headers.get("content-length", "")

@@ -62,7 +62,8 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from typing import Any
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from flywheel import ConflictError, OverloadedError, UserError
@@ -249,9 +250,14 @@ class WriteAheadLog:
                     "the default log lives with its store)")
         return doc["wal_id"], zlib.crc32(bytes.fromhex(doc["wal_id"]))
 
+    def _header(self, payload: bytes | memoryview, seq: int) -> bytes:
+        """The frame header of ``payload`` (any buffer) as frame ``seq``."""
+        size = memoryview(payload).nbytes
+        crc = zlib.crc32(payload, zlib.crc32(_CRC_FIELDS.pack(size, seq), self._nonce))
+        return _FRAME.pack(_FRAME_MAGIC, size, seq, crc)
+
     def _frame(self, payload: bytes, seq: int) -> bytes:
-        crc = zlib.crc32(payload, zlib.crc32(_CRC_FIELDS.pack(len(payload), seq), self._nonce))
-        return _FRAME.pack(_FRAME_MAGIC, len(payload), seq, crc) + payload
+        return self._header(payload, seq) + bytes(payload)
 
     def _verify(self, buf: bytes | memoryview, pos: int) -> tuple[int, int] | None:
         """(end, seq) of a valid frame at ``pos`` of ``buf``, else None."""
@@ -335,6 +341,30 @@ class WriteAheadLog:
         return [Record(segment, s, e, q, bytes(data[s + _FRAME.size:e]))
                 for s, e, q in self._frames(segment, data, start, None)]
 
+    def read_frames(self, records: list[Record], alloc: Callable[[int], Any]) -> list[Record]:
+        """``records`` (frames of one segment) with their payloads read back from disk.
+
+        The frames were just written, so the page cache answers; each payload
+        is read into a buffer from ``alloc(size)`` (aligned, for Arrow) and
+        verified again. Raises ``OSError`` when a frame cannot be read or no
+        longer verifies: the caller's replay from the checkpoint then reads
+        the segment as after a crash.
+        """
+        out = []
+        with open(self._path(records[0].segment), "rb", buffering=0) as f:
+            for rec in records:
+                header = bytearray(_FRAME.size)
+                payload = alloc(rec.end - rec.start - _FRAME.size)
+                n = os.preadv(f.fileno(), [header, payload], rec.start)
+                magic, length, seq, crc = _FRAME.unpack(header)
+                if n != rec.end - rec.start or magic != _FRAME_MAGIC or seq != rec.seq or \
+                        zlib.crc32(payload, zlib.crc32(_CRC_FIELDS.pack(length, seq),
+                                                       self._nonce)) != crc:
+                    raise OSError(errno.EIO, f"frame {rec.seq} of segment {rec.segment} at "
+                                  f"{rec.start} does not read back as written")
+                out.append(replace(rec, payload=payload))
+        return out
+
     def unfinished(self, through_seq: int | None = None) -> Iterator[Record]:
         """Every durable frame after the last *done* position, in order.
 
@@ -360,14 +390,15 @@ class WriteAheadLog:
         return self._synced_seq
 
     def append(self, payload: bytes, on_durable: Callable[[Record], None] | None = None) -> Record:
-        """Write ``payload`` and return once its frame is whole and fsync'ed.
+        """Write ``payload`` (bytes or another buffer, kept as the record's payload) and
+        return once its frame is whole and fsync'ed.
 
         ``on_durable`` runs right after the fsync that covers the frame, in
         log order. Raises ``OverloadedError`` (nothing acknowledged) when the
         disk is full, read-only or failing.
         """
         with self._lock:
-            self._ensure_writable(len(payload) + _FRAME.size)
+            self._ensure_writable(memoryview(payload).nbytes + _FRAME.size)
             rec = self._write_frame(payload)
             self._pending.append((rec, on_durable))
         self._sync(rec)
@@ -411,11 +442,13 @@ class WriteAheadLog:
 
     def _write_frame(self, payload: bytes) -> Record:
         seq = self._written_seq + 1
-        frame = self._frame(payload, seq)
+        header = self._header(payload, seq)
         start = self._size
+        size = len(header) + memoryview(payload).nbytes
         try:
-            _write_all(self._fd, frame)
-            if os.fstat(self._fd).st_size != start + len(frame):
+            _write_all(self._fd, header)  # header and payload apart: no copy of the payload
+            _write_all(self._fd, payload)
+            if os.fstat(self._fd).st_size != start + size:
                 raise OSError(errno.EIO, "the segment's size does not match what was written")
         except OSError as exc:
             try:
@@ -423,7 +456,7 @@ class WriteAheadLog:
             except OSError:
                 self._need_segment = True  # retire the segment with its torn tail
             raise self._unavailable(exc, "writing a frame") from exc
-        self._size += len(frame)
+        self._size += size
         self._written_seq = seq
         return Record(self._segment, start, self._size, seq, payload, time.time())
 
@@ -693,10 +726,10 @@ def _claim(directory: Path) -> int:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    """``os.write`` until every byte is written; a write of 0 bytes is ENOSPC."""
-    view = memoryview(data)
+    """``os.write`` until every byte (of any buffer) is written; a write of 0 bytes is ENOSPC."""
+    view = memoryview(data).cast("B")
     done = 0
-    while done < len(data):
+    while done < len(view):
         n = os.write(fd, view[done:])
         if n <= 0:
             raise OSError(errno.ENOSPC, "short write: the disk took no more bytes")

@@ -23,13 +23,15 @@ Insert failures are classified (``classify_insert_error``):
 from __future__ import annotations
 
 import collections
+import contextlib
+import dataclasses
 import json
 import logging
 import queue
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -55,16 +57,16 @@ _CODE = re.compile(r"Code:\s*(\d+)")
 QUARANTINE_AFTER = 3
 
 
-def to_ipc(table: pa.Table) -> bytes:
-    """Serialise a span batch for the log (Arrow IPC stream)."""
+def to_ipc(table: pa.Table) -> pa.Buffer:
+    """Serialise a span batch for the log (Arrow IPC stream; a buffer, not copied to bytes)."""
     sink = pa.BufferOutputStream()
     with ipc.new_stream(sink, table.schema) as w:
         w.write_table(table)
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue()
 
 
-def from_ipc(payload: bytes) -> pa.Table:
-    """Read a span batch back from the log."""
+def from_ipc(payload: bytes | pa.Buffer) -> pa.Table:
+    """Read a span batch back from the log (its columns point into ``payload``: no copy)."""
     return ipc.open_stream(pa.py_buffer(payload)).read_all()
 
 
@@ -116,7 +118,8 @@ class SpanWriter:
         self.stats = WriterStats()
         #: ``starting``, ``replaying``, ``running``, ``store_down``, ``stopped``.
         self.state = "starting"
-        self._queue: queue.SimpleQueue[tuple[Record, pa.Table] | None] = queue.SimpleQueue()
+        #: Durable frames (where they are, and their span count) for the drain thread.
+        self._queue: queue.SimpleQueue[tuple[Record, int] | None] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._watchdog: threading.Thread | None = None
@@ -125,6 +128,9 @@ class SpanWriter:
         self._inflight: collections.deque[tuple[int, float]] = collections.deque()
         self._opened_at = time.time()
         self._boot_seq = self.wal.synced_seq  # frames logged before this process started
+        #: Requests being received now (``receiving_request``).
+        self.receiving = 0
+        self._receiving_lock = threading.Lock()
         #: Why the store refuses inserts (while ``state`` is ``store_down``).
         self.store_cause = ""
 
@@ -214,6 +220,17 @@ class SpanWriter:
         self.state = "running"
 
     # -- request side -----------------------------------------------------
+    @contextlib.contextmanager
+    def receiving_request(self) -> Iterator[None]:
+        """Mark a request being received (read, decoded, logged): the batch waits for it."""
+        with self._receiving_lock:
+            self.receiving += 1
+        try:
+            yield
+        finally:
+            with self._receiving_lock:
+                self.receiving -= 1
+
     def check_capacity(self, nbytes: int = 0) -> None:
         """Raise ``OverloadedError`` (503 + Retry-After) when a request cannot be taken now.
 
@@ -242,17 +259,19 @@ class SpanWriter:
                 retry_after=1.0,
             )
 
-    def _on_durable(self, table: pa.Table) -> Callable[[Record], None]:
+    def _handoff(self, spans: int) -> Callable[[Record], None]:
         def handoff(rec: Record) -> None:
             self._inflight.append((rec.seq, rec.written_at))
-            self._queue.put((rec, table))
+            # where the frame is, not its payload: the drain thread reads the batch back
+            # from the log, so memory holds one batch however far the store is behind
+            self._queue.put((dataclasses.replace(rec, payload=b""), spans))
         return handoff
 
     def submit(self, table: pa.Table) -> None:
         """Make ``table`` durable (returns after fsync); the store follows shortly."""
         if table.num_rows == 0:
             return
-        self.wal.append(to_ipc(table), on_durable=self._on_durable(table))
+        self.wal.append(to_ipc(table), on_durable=self._handoff(table.num_rows))
         self.stats.accepted_spans += table.num_rows
 
     def submit_ipc(self, payload: bytes, accepted: int, rejected: int, reasons: list[str],
@@ -263,46 +282,64 @@ class SpanWriter:
 
         table = from_ipc(payload) if accepted else SPAN_SCHEMA.empty_table()
         if accepted:
-            self.wal.append(payload, on_durable=self._on_durable(table))
+            self.wal.append(payload, on_durable=self._handoff(accepted))
             self.stats.accepted_spans += accepted
         return DecodedBatch(table, rejected, reasons, truncated or Truncations())
 
     # -- drain ------------------------------------------------------------
     def _drain(self) -> None:
+        """Collect durable frames into batches and insert them.
+
+        A batch is inserted once it holds ``batch_spans`` spans, once its first
+        frame waited ``flush_interval_s``, or once no frame arrived for
+        ``flush_quiet_s`` while no request is being received (a quiet log is
+        not kept waiting; under load the batches grow large: every insert
+        costs the store a part per table, whatever its size).
+        """
         batch: list[Record] = []
-        tables: list[pa.Table | None] = []
         rows = 0
         first_at = 0.0
         while True:
             timeout = None
             if batch:
-                timeout = max(0.0, first_at + self.settings.flush_interval_s - time.monotonic())
+                timeout = min(self.settings.flush_quiet_s, max(
+                    0.0, first_at + self.settings.flush_interval_s - time.monotonic()))
             try:
                 item = self._queue.get(timeout=timeout) if timeout != 0.0 else None
             except queue.Empty:
+                if self.receiving and time.monotonic() < first_at + self.settings.flush_interval_s:
+                    continue  # requests on their way: the batch grows
                 item = None
             if item is not None:
-                rec, table = item
+                rec, spans = item
                 if rec.seq <= self._taken_seq:
                     continue  # replayed from the log already
                 self._taken_seq = rec.seq
                 if batch and rec.segment != batch[0].segment:
-                    self._insert(batch, tables)
-                    batch, tables, rows = [], [], 0
+                    self._insert_logged(batch)
+                    batch, rows = [], 0
                 if not batch:
                     first_at = time.monotonic()
                 batch.append(rec)
-                tables.append(table)
-                rows += table.num_rows
+                rows += spans
                 if rows < self.settings.batch_spans:
                     continue
             if batch:
-                self._insert(batch, tables)
-                batch, tables, rows = [], [], 0
+                self._insert_logged(batch)
+                batch, rows = [], 0
             if self._stop.is_set() and self._queue.empty():
                 return
             if not batch:
                 self.wal.rotate_if_drained(self.wal.segment_bytes // 16)
+
+    def _insert_logged(self, batch: list[Record]) -> None:
+        """Insert frames the queue named, their payloads read back from the log."""
+        try:
+            records = self.wal.read_frames(batch, pa.allocate_buffer)
+        except OSError as exc:  # the restarted thread replays them from the checkpoint
+            raise RuntimeError(f"reading back log frames {batch[0].seq}-{batch[-1].seq}: {exc}") \
+                from exc
+        self._insert(records, [_table(r) for r in records])
 
     def _insert(self, records: list[Record], tables: list[pa.Table | None], *,
                 replay: bool = False) -> None:

@@ -235,3 +235,42 @@ def test_config_never_creates_a_store(tmp_path: Any) -> None:
     assert r.exit_code == 0 and json.loads(r.output)["auth_state"]["live_keys"] == 0
     assert not (tmp_path / "nothing").exists()
     assert auth_state(Settings(), None).enforcement.startswith("unknown")
+
+
+def test_a_reload_waiting_behind_a_busy_store_holds_no_request(store: Store,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store is made to hold its answers (a stand-in for the embedded store busy with a
+    large span insert): requests go on with the list they have while it reloads, the
+    reload's answer is kept when it comes, and past ``ttl + grace`` the list is reloaded
+    before answering."""
+    import threading
+    import time
+
+    from flywheel._auth import KeyCache
+
+    cache = KeyCache(store, ttl=0.1, grace=30.0)
+    key = create_key(store, "p", ["read"])
+    assert cache.principal_of(key) is not None
+    revoke_key(store, key.split("_")[1])
+    gate, real_query = threading.Event(), store.query
+
+    def held_query(*args: Any, **kw: Any) -> Any:
+        gate.wait(30)
+        return real_query(*args, **kw)
+
+    monkeypatch.setattr(store, "query", held_query)
+    time.sleep(0.15)
+    t0 = time.monotonic()
+    assert cache.principal_of(key) is not None  # answered from the list it holds
+    assert time.monotonic() - t0 < 1.0
+    gate.set()  # the store answers: the revocation is seen
+    deadline = time.monotonic() + 10
+    while cache.principal_of(key) is not None:
+        assert time.monotonic() < deadline, "the background reload never landed"
+        time.sleep(0.02)
+    strict = KeyCache(store, ttl=0.05, grace=0.05)
+    fresh = create_key(store, "p", ["read"])
+    assert strict.principal_of(fresh) is not None
+    revoke_key(store, fresh.split("_")[1])
+    time.sleep(0.15)  # past ttl + grace: reloaded before the answer
+    assert strict.principal_of(fresh) is None

@@ -237,6 +237,37 @@ def test_dead_writer_thread_is_restarted_and_loses_nothing(store, tmp_path, monk
     _check_stored(store, wal, client)
 
 
+def test_a_batch_that_does_not_read_back_is_replayed_from_the_log(store, tmp_path, monkeypatch):
+    """The drain thread reads each batch back from the log (the queue holds only where the
+    frames are); EIO on that read, or a frame that no longer verifies, ends the thread and
+    its restart replays from the checkpoint: every acknowledged span stored once."""
+    wal = tmp_path / "wal"
+    with running_server(store, wal, wal_min_free_bytes=0, flush_interval_s=0.02) as (url, app):
+        writer = app.state.writer
+        real_preadv = os.preadv
+        calls = {"n": 0}
+
+        def flaky_preadv(fd, buffers, offset):
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise OSError(errno.EIO, "Input/output error")
+            n = real_preadv(fd, buffers, offset)
+            if calls["n"] == 4:
+                payload = memoryview(buffers[-1]).cast("B")  # a byte flipped in the page cache
+                payload[0] ^= 0xFF
+            return n
+
+        monkeypatch.setattr(os, "preadv", flaky_preadv)
+        client = _Client(url)
+        for _ in range(8):
+            assert client.send() == 200
+            time.sleep(0.05)
+        assert writer.flush(30)
+        assert calls["n"] >= 4 and writer.stats.writer_restarts >= 2 and writer.alive()
+        assert "does not read back as written" in writer.stats.last_error
+    _check_stored(store, wal, client)
+
+
 def test_store_refusing_a_batch_quarantines_it_and_moves_on(store, tmp_path, monkeypatch):
     """A frame the store refuses (while it answers) is quarantined, counted, logged."""
     from flywheel import FlywheelError
