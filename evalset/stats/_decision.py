@@ -91,6 +91,14 @@ Outcome = Literal["noninferior", "inferior", "insufficient_evidence"]
 _OUTCOMES: tuple[Outcome, ...] = ("noninferior", "inferior", "insufficient_evidence")
 
 
+def _as_deltas(deltas: ArrayLike) -> NDArray[np.float64]:
+    """Per-task deltas as floats (tasks on the last axis), refused unless finite and not scalar."""
+    d = np.asarray(deltas, dtype=np.float64)
+    if d.ndim == 0 or not np.all(np.isfinite(d)):
+        raise StatsInputError("deltas must be finite per-task differences (last axis = tasks)")
+    return d
+
+
 def cluster_t_interval(deltas: ArrayLike, confidence: float = 0.95) -> Interval:
     """Cluster-robust paired t interval of the mean per-task delta.
 
@@ -103,9 +111,7 @@ def cluster_t_interval(deltas: ArrayLike, confidence: float = 0.95) -> Interval:
         StatsInputError: On non-finite deltas or an invalid level.
     """
     z_two_sided(confidence)
-    d = np.asarray(deltas, dtype=np.float64)
-    if d.ndim == 0 or not np.all(np.isfinite(d)):
-        raise StatsInputError("deltas must be finite per-task differences (last axis = tasks)")
+    d = _as_deltas(deltas)
     n = d.shape[-1]
     mean = d.mean(axis=-1) if n else np.full(d.shape[:-1], np.nan)
     if n < 2:
@@ -144,9 +150,7 @@ def skew_corrected_t_interval(deltas: ArrayLike, confidence: float = 0.95) -> In
         StatsInputError: On non-finite deltas or an invalid level.
     """
     z_two_sided(confidence)
-    d = np.asarray(deltas, dtype=np.float64)
-    if d.ndim == 0 or not np.all(np.isfinite(d)):
-        raise StatsInputError("deltas must be finite per-task differences (last axis = tasks)")
+    d = _as_deltas(deltas)
     t_iv = cluster_t_interval(d, confidence)
     n = d.shape[-1]
     if n < 2:
@@ -204,9 +208,7 @@ def satterthwaite_df(deltas: ArrayLike) -> FloatLike:
     Raises:
         StatsInputError: On non-finite deltas or a scalar.
     """
-    d = np.asarray(deltas, dtype=np.float64)
-    if d.ndim == 0 or not np.all(np.isfinite(d)):
-        raise StatsInputError("deltas must be finite per-task differences (last axis = tasks)")
+    d = _as_deltas(deltas)
     n = d.shape[-1]
     if n < 2:
         return float_result(np.ones(d.shape[:-1]))
