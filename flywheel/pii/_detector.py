@@ -122,7 +122,7 @@ def _no_email_inside_credential(found: list[Detection]) -> list[Detection]:
     return [
         d
         for d in found
-        if d.label != "EMAIL" or not any(s.start < d.start < s.end for s in secrets)
+        if d.label != "EMAIL" or not any(s.start <= d.start < s.end for s in secrets)
     ]
 
 

@@ -224,7 +224,9 @@ def _window_can_hold_phone(text: str, start: int, end: int) -> bool:
     is a date (or a date and a time) is a date.
     """
     window = text[start:end]
-    if window.isdigit():
+    if window.isdigit() or _DOTTED.match(window):
+        # Digit groups joined by dots only (an IP, a version): a match inside stops at a
+        # dot, which the glued-to-an-identifier rule rejects, so only the whole can pass.
         return _is_phone_shaped(text, start, end)
     if _WHOLE_DATE.match(window):
         return False
@@ -234,6 +236,7 @@ def _window_can_hold_phone(text: str, start: int, end: int) -> bool:
 
 
 _LEADS = frozenset("+(0123456789")
+_DOTTED = re.compile(r"\A\d+(?:\.\d+)+\Z")
 
 
 def _start_ok(text: str, p: int) -> bool:

@@ -277,7 +277,7 @@ _DE_SUFFIX = (
 _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(rf"\b{_NUM},?[ ](?:{_UPW}[ ]){{0,4}}(?:{_EN_STREET})\b\.?"),
     re.compile(rf"\b{_NUM},?[ ](?i:{_FR_STREET})[ ](?:[\w'’\-]+[ ]){{0,5}}{_UPW}"),
-    re.compile(rf"(?:{_LATIN_STREET})[ ](?:(?:{_UPW}|{_STREET_PARTICLES})[ ]){{0,6}}?\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
+    re.compile(rf"(?:{_LATIN_STREET})[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{0,6}}?(?:n[º°o]\.?[ ]?)?\d{{1,4}}(?!\d|[.,]\d)(?:[ ]?[a-zA-Z](?!\w))?"),
     re.compile(rf"(?:{_DE_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
     re.compile(
         r"\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|Zum|Zur|Hinter[ ]der)"
@@ -372,7 +372,7 @@ _MONTHS = (
     r"octobre|novembre|décembre|gennaio|febbraio|aprile|luglio|settembre|ottobre|dicembre"
 )
 _DATE = (
-    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
+    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}[./]\d{{1,2}}[./]\d{{1,2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
     rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ]|of[ ])?(?i:{_MONTHS})\.?,?[ ](?:de[ ])?\d{{4}}"
     rf"|(?i:{_MONTHS})\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,?[ ]\d{{4}})"
 )

@@ -92,6 +92,17 @@ _PROSE = re.compile(
     \s*["'«“]?\s*(?P<v>[^\s"'»”]{4,64})
     """
 )
+#: The password word right before a value with a letter and a digit or symbol, no verb:
+#: "con clave Caracol22", "mit Passwort Sommer2024!", "with password Tr0mb0ne".
+_PROSE_BARE = re.compile(
+    r"""(?ix)
+    \b(?:password|passwort|kennwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
+         passcode|passphrase)\b[ \t]+["'«“]?
+    (?P<v>(?=[^\s"'»”]*[a-z])(?=[^\s"'»”]*[0-9!#$%&*+?@^~])[^\s"'»”]{6,64})
+    """
+)
+#: curl's ``-u USER:PASSWORD`` / ``--user USER:PASSWORD`` (basic authentication).
+_CURL_USER = re.compile(r"""(?:^|\s)(?:-u|--user)[ =]["']?[^\s:"']+:(?P<v>[^\s"']{3,})""")
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\*+|x{3,}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%\([^)]*\)s|null|none|true|false|"
     r"redacted|undefined|n/?a|hidden|secret|password|changeme|example|\.{3,})$"
@@ -124,7 +135,14 @@ def looks_random(token: str) -> bool:
     if len(core) < 20 or _HEX.match(core):
         return False
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
-        return False
+        # One case only: a long token of letters past a-f and digits is still generated
+        # (key-3ax6xnjp29jd6fds4gc373sgvjxteol0); shorter ones are ids and words.
+        return (
+            len(core) >= 32
+            and sum(c.isdigit() for c in core) >= 4
+            and sum(c.isalpha() and c.lower() > "f" for c in core) >= 4
+            and _entropy(core) >= 4.0
+        )
     if sum(c.isdigit() for c in core) < 2:
         return False
     return _entropy(core) >= 3.8
@@ -184,8 +202,13 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     if "--" in text:
         for m in _FLAG.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
-    for m in _PROSE.finditer(text) if _PROSE_GATE(text, lower) else ():
-        add(m.start("v"), m.end("v"), 0.7)
+    if _PROSE_GATE(text, lower):
+        for rx in (_PROSE, _PROSE_BARE):
+            for m in rx.finditer(text):
+                add(m.start("v"), m.end("v"), 0.7)
+    if "-u" in text:
+        for m in _CURL_USER.finditer(text):
+            add(m.start("v"), m.end("v"), 0.85)
     for m in _TOKEN.finditer(text) if long_run else ():
         # Dotted runs (hosts, file names, versions) are judged piece by piece.
         pos = m.start()
