@@ -170,6 +170,19 @@ def _after_particles(words: list[tuple[int, int, str]], p: int, text: str) -> in
     return 0
 
 
+def _after_initials(words: list[tuple[int, int, str]], i: int, text: str, cued: bool) -> int:
+    """Index of the surname after one or two initials from ``words[i]`` (a rare word, or any
+    capitalised word when a cue or title comes before the initials), or 0."""
+    k = i + 1
+    if k < len(words) and len(words[k][2]) == 2 and words[k][2][0].isupper() and words[k][2][1] == ".":
+        k += 1
+    if k >= len(words) or text[words[k - 1][1] : words[k][0]] not in (" ", ""):
+        return 0
+    w = words[k][2].rstrip(".")
+    ok = cued and w not in _NOT_SURNAME and len(w) >= 2
+    return k if _is_cap(w) and (ok or _rare(w) or _double_barrelled(w)) else 0
+
+
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
     if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()):
@@ -190,6 +203,10 @@ def detect_names(text: str) -> list[Detection]:
     i = 0
     while i < len(words):
         s, e, w = words[i]
+        if len(w) == 2 and w[0].isupper() and w[1] == "." and (k := _after_initials(words, i, text, s in cue_ends)):
+            out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))  # "J. Okafor", "A. K. Mensah"
+            i = k + 1
+            continue
         if not _is_cap(w) or len(w.rstrip(".")) < 2:
             i += 1
             continue

@@ -141,3 +141,19 @@ def test_prose_names_and_birth_dates_inside_encoded_strings(encode: str) -> None
         decoded = urllib.parse.unquote(out)
     for value in ("Abiodun", "Falk", "Eskild", "Thorvaldsen", "4 May 1981"):
         assert value not in decoded, (encode, value, decoded)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Approved by R. Adeyemi-Cole, finance.", "R. Adeyemi-Cole"),
+        ("Signed A. K. Oyinlola", "A. K. Oyinlola"),
+        ("Dear Dr. P. Walker, thank you.", "P. Walker"),
+    ],
+)
+def test_initials_before_a_surname(text: str, name: str) -> None:
+    assert any(name in n for n in _found(text, "NAME"))
+
+
+def test_initials_of_an_acronym_are_no_name() -> None:
+    assert _found("See the U.S. Army rules and Plan B. Details follow.", "NAME") == []
