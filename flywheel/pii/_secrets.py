@@ -137,11 +137,15 @@ def looks_random(token: str) -> bool:
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
         # One case only: a long token of letters past a-f and digits is still generated
         # (key-3ax6xnjp29jd6fds4gc373sgvjxteol0); shorter ones are ids and words.
+        # Only pieces mixing letters and digits count: "trial-fab7eabc...", a word before a
+        # hex id, is an identifier.
+        mixed = "".join(p for p in re.split(r"[-_.]", core) if any(c.isdigit() for c in p))
         return (
-            len(core) >= 32
-            and sum(c.isdigit() for c in core) >= 4
-            and sum(c.isalpha() and c.lower() > "f" for c in core) >= 4
-            and _entropy(core) >= 4.0
+            len(mixed) >= 32
+            and not _HEX.match(mixed)
+            and sum(c.isdigit() for c in mixed) >= 4
+            and sum(c.isalpha() and c.lower() > "f" for c in mixed) >= 4
+            and _entropy(mixed) >= 4.0
         )
     if sum(c.isdigit() for c in core) < 2:
         return False
