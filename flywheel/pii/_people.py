@@ -292,13 +292,32 @@ _DE_SUFFIX = (
 #: from its suffix ("weg 3") and extended back over the word's letters, which
 #: is several times faster than trying a word-then-suffix match at every word.
 _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"\b{_NUM},?[ ](?:{_UPW}[ ]){{0,4}}(?:{_EN_STREET})\b\.?"),
+    re.compile(
+        rf"\b{_NUM},?[ ](?:(?:{_UPW}|\d{{1,3}}(?:st|nd|rd|th))[ ]){{0,4}}(?:{_EN_STREET})\b\.?"
+        r"(?:[ ](?:N|S|E|W|NE|NW|SE|SW)\b)?"
+    ),
     re.compile(rf"\b{_NUM},?[ ](?i:{_FR_STREET})[ ](?:[\w'’\-]+[ ]){{0,5}}{_UPW}"),
-    re.compile(rf"(?:{_LATIN_STREET})[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{0,6}}?(?:n[º°o]\.?[ ]?)?\d{{1,4}}(?!\d|[.,]\d)(?:[ ]?[a-zA-Z](?!\w))?"),
+    re.compile(
+        rf"(?:{_LATIN_STREET})"
+        rf"[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{0,6}}?(?:n\.?[º°o]\.?[ ]?)?\d{{1,4}}(?!\d|[.,]\d)"
+        r"(?:[ ]?[a-zA-Z](?!\w))?"
+    ),
+
     re.compile(rf"(?:{_DE_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
     re.compile(
         r"\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|Zum|Zur|Hinter[ ]der)"
         rf"[ ]{_CAPW}[ ]\d{{1,4}}(?:[ ]?[a-z](?!\w))?"
+    ),
+    # After the shapes above (``_SUFFIX_SHAPE`` counts them): a post-office box, and a
+    # Romance street word in lower case as prose writes it ("vivo in via Garibaldi 14,"),
+    # which needs the number to end the street line ("sent via Email 2 times" is no address).
+    re.compile(
+        r"\b(?:P\.?[ ]?O\.?[ ]?Box|Postfach|Apartado(?:[ ]de[ ]correos)?|Bo[îi]te[ ]postale|BP|"
+        r"Casella[ ]postale|Caixa[ ]postal|Postbus)[ ]\d{1,6}\b"
+    ),
+    re.compile(
+        rf"\b(?:via|viale|piazza|corso|calle|avenida|plaza|rua|praça)[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{1,6}}?"
+        r"(?:n\.?[º°o]\.?[ ]?)?\d{1,4}(?=[ ]?[,.;)\n]|\Z|[ ]\d{4,5}\b)"
     ),
 )
 _SUFFIX_SHAPE = 3
@@ -390,20 +409,21 @@ _MONTHS = (
 )
 _DATE = (
     rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}[./]\d{{1,2}}[./]\d{{1,2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
-    rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ]|of[ ])?(?i:{_MONTHS})\.?,?[ ](?:de[ ])?\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ]|of[ ])?(?i:{_MONTHS})\.?,?[ ](?:del?[ ])?\d{{4}}"
     rf"|(?i:{_MONTHS})\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,?[ ]\d{{4}})"
 )
 _BIRTH = (
     r"born|birth|birthday|birthdate|date\ of\ birth|d\.?o\.?b\.?|b\.|"
     r"geboren|geb\.|geburtsdatum|geburtstag|"
     r"née?|naissance|né\(e\)|"
-    r"nacid[oa]|nacimiento|fecha\ de\ nacimiento|nac[ií]|naci[oó]|nasci|nasceu|"
+    r"nacid[oa]|nacimiento|fecha\ de\ nacimiento|nac[ií]|naci[oó]|nasci|nasceu|nac\.|"
     r"nat[oa]|nascita|data\ di\ nascita|"
     r"nascid[oa]|nascimento|"
     r"geboren\ op|geboortedatum"
 )
 _DOB_BEFORE = re.compile(
-    rf"(?i)(?:{_BIRTH})(?:[ \t:,]|\b(?:on|am|le|el|il|em|op|the|is|:|ist|est|es|è|é)\b){{0,6}}[ \t:,]*(?P<d>{_DATE})"
+    rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:[ \t:,]|\b(?:on|am|le|el|il|em|op|the|is|:|ist|est|es|è|é)\b){{0,6}}"
+    rf"(?-i:(?:(?:[A-ZÀ-Þ][^\W\d_]*|[^\W\d_]{{1,3}})[ \t,]+){{0,4}}?)[ \t:,]*(?P<d>{_DATE})"
 )
 _DOB_AFTER = re.compile(rf"(?i)(?P<d>{_DATE})[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:geburtstag|birthday|cumpleaños|anniversaire)")
 #: The birth verb after the date: "am 3. Februar 1991 in Emden geboren", "le 2 mai 1980 est née".

@@ -157,3 +157,29 @@ def test_initials_before_a_surname(text: str, name: str) -> None:
 
 def test_initials_of_an_acronym_are_no_name() -> None:
     assert _found("See the U.S. Army rules and Plan B. Details follow.", "NAME") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Nata a Trieste il 14/02/1979, residente altrove.", ("DOB", "14/02/1979")),
+        ("fecha de nac.: 09/10/1968", ("DOB", "09/10/1968")),
+        ("nacida el 2 de junio del 1983", ("DOB", "2 de junio del 1983")),
+        ("Mail it to 901 Hollins Ave SE, Roanoke, VA 24013.", ("ADDRESS", "901 Hollins Ave SE, Roanoke, VA 24013")),
+        ("Apt 5, 212 W 48th St, New York, NY 10036", ("ADDRESS", "Apt 5, 212 W 48th St, New York, NY 10036")),
+        ("abito in via Cesare Battisti 8, Trento", ("ADDRESS", "via Cesare Battisti 8")),
+        ("Avenida de la Constitución, n.º 12, 41004 Sevilla", ("ADDRESS", "Avenida de la Constitución, n.º 12, 41004 Sevilla")),
+        ("Send the cheque to PO Box 7719, Duluth MN", ("ADDRESS", "PO Box 7719")),
+    ],
+)
+def test_more_birth_date_and_address_forms(text: str, found: tuple[str, str]) -> None:
+    label, value = found
+    assert any(value in v for v in _found(text, label)), _found(text, label)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The birthday party is planned for 12/05/2024.", "Club. 12.05.2020 results", "sent via Email 2 times"],
+)
+def test_look_alikes_of_birth_dates_and_addresses(text: str) -> None:
+    assert _found(text, "DOB") == [] and _found(text, "ADDRESS") == []
