@@ -3,6 +3,8 @@
 Usage:
     python bench/redaction_quality.py                  # the frozen corpus (the reported figures)
     python bench/redaction_quality.py --corpus dev     # the tuning corpus
+    python bench/redaction_quality.py --corpus holdout2  # the second hand-written corpus
+                                                       # (its untuned run: holdout2.independent.txt)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
