@@ -504,3 +504,91 @@ def test_a_traceback_in_an_agents_message_is_a_log_not_a_claim() -> None:
     )
     rows = [TASK, msg(1, said, "Surfer"), msg(2, "Lines 1234 and 5678 noted.", "Lead")]
     assert 1 not in kinds(rows, "ungrounded_fact")
+
+
+# -- the remaining signals: a counter-example beside each positive control --------------------
+def test_a_retry_is_an_unchanged_repeat_of_a_failed_call_only() -> None:
+    fail = tool(1, {"id": "h1"}, "", name="book", status="error", error="invalid id")
+    same = tool(2, {"id": "h1"}, "", name="book", status="error", error="invalid id")
+    assert kinds([TASK, fail, same], "retry_without_change") == [2]  # positive control
+    changed = tool(2, {"id": "h2"}, "booked", name="book")
+    assert kinds([TASK, fail, changed], "retry_without_change") == []
+    ok = tool(1, {"id": "h1"}, "booked", name="book")
+    assert (
+        kinds([TASK, ok, tool(2, {"id": "h1"}, "booked", name="book")], "retry_without_change")
+        == []
+    )
+    bare = tool(1, {}, "", name="refresh", status="error", error="boom")
+    assert kinds([TASK, bare, tool(2, {}, "", name="refresh")], "retry_without_change") == []
+
+
+@pytest.mark.parametrize(
+    ("error", "budget"),
+    [
+        ("max turns reached after 30 rounds", True),
+        ("BudgetExhausted: calls", True),
+        ("ValueError: maximum turns must be positive", False),  # a message about a setting
+        ("the budget spreadsheet could not be parsed", False),
+    ],
+)
+def test_a_budget_hit_is_said_as_one(error: str, budget: bool) -> None:
+    rows = [TASK, msg(1, "Go.", "C"), tool(2, {"q": 1}, "", status="error", error=error)]
+    assert bool(kinds(rows, "budget_hit")) is budget
+
+
+def _prov(use: str, src: str, flags: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "span_id": use,
+            "path": "amount",
+            "source_kind": "tool_result",
+            "source_span_id": src,
+            "trusted": False,
+            "flags": flags,
+        }
+    ]
+
+
+def test_a_value_is_stale_only_when_a_later_read_changed_it() -> None:
+    read = tool(1, {}, '{"amount": 12.5}', name="get_charge")
+    again_same = tool(2, {}, '{"amount": 12.5}', name="get_charge")
+    again_new = tool(2, {}, '{"amount": 99.0}', name="get_charge")
+    use = tool(3, {"amount": 12.5}, "ok", name="refund")
+    stale = all_signals(steps_from_rows([TASK, read, again_new, use]), _prov("s3", "s1", []))
+    assert [g.kind for g in stale if g.kind == "stale_argument"] == ["stale_argument"]
+    fresh = all_signals(steps_from_rows([TASK, read, again_same, use]), _prov("s3", "s1", []))
+    assert not [g for g in fresh if g.kind == "stale_argument"]
+
+
+def test_an_untrusted_source_is_evidence_only_when_flagged_for_a_sensitive_call() -> None:
+    rows = [TASK, tool(1, {}, "pay XX99", name="read_inbox"), tool(2, {"iban": "XX99"}, "ok")]
+    flagged = all_signals(
+        steps_from_rows(rows), _prov("s2", "s1", ["untrusted_argument_to_sensitive_tool"])
+    )
+    assert [g.kind for g in flagged if g.kind == "untrusted_argument"] == ["untrusted_argument"]
+    assert not [
+        g
+        for g in all_signals(steps_from_rows(rows), _prov("s2", "s1", []))
+        if "untrusted" in g.kind
+    ]
+
+
+def test_a_write_is_unchecked_only_when_nothing_reads_after_it() -> None:
+    write = tool(1, {"id": 7, "status": "done"}, "ok", name="update_record")
+    assert kinds([TASK, write], "write_without_check") == [1]  # positive control
+    read_back = tool(2, {"id": 7}, '{"status": "done"}', name="get_record")
+    assert kinds([TASK, write, read_back], "write_without_check") == []
+    read = tool(1, {"id": 7}, '{"status": "open"}', name="get_record")
+    assert kinds([TASK, read], "write_without_check") == []
+
+
+def test_a_skipped_check_counts_only_where_the_trace_checks_other_calls() -> None:
+    def verify(i: int) -> dict[str, Any]:
+        return {"span_id": f"s{i}", "kind": "other", "span_name": "verify", "output": "ok"}
+
+    calls = [TASK, tool(1, {"q": 1}, "a"), tool(2, {"q": 2}, "b")]
+    assert kinds(calls, "unverified_call") == []  # no verifier anywhere: nothing was skipped
+    checked = [TASK, tool(1, {"q": 1}, "a"), verify(2), tool(3, {"q": 2}, "b"), verify(4)]
+    assert kinds(checked, "unverified_call") == []
+    skipped = [TASK, tool(1, {"q": 1}, "a"), verify(2), tool(3, {"q": 2}, "b")]
+    assert kinds(skipped, "unverified_call") == [3]
