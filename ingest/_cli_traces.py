@@ -20,7 +20,7 @@ from flywheel._clikit import CliContext, ServerClient, echo_json, pass_cli, prin
 
 from ._models import SpanNode, TraceDetail, TraceList, TraceSummary
 from ._read import MAX_LIMIT, encode_cursor, list_traces, parse_time
-from ._trace import FIRST_PAGE_SPANS, MAX_PAGE_SPANS, iter_trace
+from ._trace import FIRST_PAGE_SPANS, MAX_PAGE_SPANS, iter_trace, paged
 
 _KIND_STYLE = {
     "llm": "cyan",
@@ -189,18 +189,13 @@ def _api_pages(server: ServerClient, trace_id: str, attributes: bool, offset: in
                limit: int | None) -> Iterator[TraceDetail]:
     """``iter_trace`` through ``GET /api/traces/{id}``: a small first page (its lines come
     before the rest is read), then the largest pages (each request reads the outline)."""
-    at: int | None = offset
-    left, size = limit, FIRST_PAGE_SPANS
-    while at is not None:
-        want = size if left is None else min(size, left)
-        page = TraceDetail.model_validate(server.get(
-            f"/api/traces/{trace_id}", attributes=attributes, offset=at, limit=want))
-        yield page
-        at, size = page.next_offset, MAX_PAGE_SPANS
-        if left is not None:
-            left -= len(page.spans)
-            if left <= 0:
-                return
+
+    def fetch(at: int, size: int) -> TraceDetail:
+        return TraceDetail.model_validate(server.get(
+            f"/api/traces/{trace_id}", attributes=attributes, offset=at, limit=size))
+
+    return paged(fetch, offset=offset, limit=limit, page=MAX_PAGE_SPANS,
+                 first_page=FIRST_PAGE_SPANS)
 
 
 def _stream_json(pages: Iterator[TraceDetail]) -> None:

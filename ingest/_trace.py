@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -220,12 +220,30 @@ def iter_trace(
     starts.
     """
     outline = trace_outline(store, trace_id, project=project, attributes=attributes)
+
+    def fetch(at: int, size: int) -> TraceDetail:
+        return trace_page(store, outline, attributes=attributes, offset=at, limit=size)
+
+    return paged(fetch, offset=offset, limit=limit, page=page, first_page=first_page)
+
+
+def paged(
+    fetch: Callable[[int, int], TraceDetail],
+    *,
+    offset: int = 0,
+    limit: int | None = None,
+    page: int = PAGE_SPANS,
+    first_page: int | None = None,
+) -> Iterator[TraceDetail]:
+    """Pages ``fetch(offset, size)`` from ``offset`` until ``limit`` spans (None: all) are
+    out: a first page of ``first_page`` spans (default ``page``), then pages of ``page``,
+    each starting at the previous page's ``next_offset``. One pager for the store
+    (:func:`iter_trace`) and for a server's ``GET /api/traces/{id}``."""
     left = limit
     at: int | None = offset
     size_now = first_page or page
     while at is not None:
-        size = size_now if left is None else min(size_now, left)
-        detail = trace_page(store, outline, attributes=attributes, offset=at, limit=size)
+        detail = fetch(at, size_now if left is None else min(size_now, left))
         yield detail
         at, size_now = detail.next_offset, page
         if left is not None:
