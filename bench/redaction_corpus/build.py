@@ -23,7 +23,12 @@ sys.path.insert(0, str(HERE))
 
 from _kit import build  # noqa: E402
 
-CORPORA = {"frozen": "frozen_traces", "dev": "dev_traces", "holdout2": "holdout2_traces"}
+CORPORA = {
+    "frozen": "frozen_traces",
+    "dev": "dev_traces",
+    "holdout2": "holdout2_traces",
+    "holdout3": "holdout3_traces",
+}
 
 
 def render(name: str) -> dict[str, str]:

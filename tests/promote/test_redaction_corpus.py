@@ -20,6 +20,9 @@ FROZEN_SHA256 = {
     # holdout2: the second independent corpus, frozen before any detector ran on it
     "holdout2.otlp.jsonl": "20a42ec3d275fe6484e972dea1535559afddb2ce651185b168f3bf2be1f56299",
     "holdout2.labels.json": "7e290c8b68461fa047d96ee98161cafe1a1e06edf1aa400f9fdcf12137de4438",
+    # holdout3: the third independent corpus, frozen before any detector ran on it
+    "holdout3.otlp.jsonl": "9a68307603a7062c6e7a951dcf8dc0fc68f6033efb210a1ec079d5bfe1c65f41",
+    "holdout3.labels.json": "758a23a562def0b5e09c0fdaa1403dcb4e78b0d89876b9e0c900f350693f9efe",
 }
 
 
