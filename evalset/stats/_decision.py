@@ -151,17 +151,17 @@ def skew_corrected_t_interval(deltas: ArrayLike, confidence: float = 0.95) -> In
     """
     z_two_sided(confidence)
     d = _as_deltas(deltas)
-    t_iv = cluster_t_interval(d, confidence)
     n = d.shape[-1]
     if n < 2:
-        return t_iv
+        return cluster_t_interval(d, confidence)
     from scipy.stats import t as student_t  # deferred: scipy costs CLI start-up
 
     mean = d.mean(axis=-1)
     se = d.std(axis=-1, ddof=1) / np.sqrt(n)
     q = student_t.ppf(0.5 + confidence / 2.0, satterthwaite_df(d))
     a, b = _hall_coefficients(d)
-    lo = np.minimum(np.asarray(t_iv.lo), mean - _hall_inverse(q, a, b) * se)
+    # the plain t's lower limit (cluster_t_interval's) from the same mean, SE and quantile
+    lo = np.minimum(mean - q * se, mean - _hall_inverse(q, a, b) * se)
     hi = mean - _hall_inverse(-q, a, b) * se
     return Interval(float_result(lo), float_result(hi), float_result(mean), confidence)
 
