@@ -7,6 +7,8 @@ Usage:
                                                        # (its untuned run: holdout2.independent.txt)
     python bench/redaction_quality.py --corpus holdout3  # the third hand-written corpus
                                                        # (its untuned run: holdout3.independent.txt)
+    python bench/redaction_quality.py --corpus holdout4  # the fourth hand-written corpus
+                                                       # (its untuned run: holdout4.independent.txt)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -371,7 +373,8 @@ def report(fig: dict[str, Any]) -> bool:
 def main() -> int:
     """Run and print; exit 1 on a missed target."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", default="frozen", choices=["frozen", "dev", "holdout2", "holdout3"])
+    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4"]
+    ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--misses", action="store_true", help="list the missed values (dev corpus only)")
     args = ap.parse_args()

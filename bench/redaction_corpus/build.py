@@ -28,6 +28,7 @@ CORPORA = {
     "dev": "dev_traces",
     "holdout2": "holdout2_traces",
     "holdout3": "holdout3_traces",
+    "holdout4": "holdout4_traces",
 }
 
 

@@ -23,6 +23,9 @@ FROZEN_SHA256 = {
     # holdout3: the third independent corpus, frozen before any detector ran on it
     "holdout3.otlp.jsonl": "9a68307603a7062c6e7a951dcf8dc0fc68f6033efb210a1ec079d5bfe1c65f41",
     "holdout3.labels.json": "758a23a562def0b5e09c0fdaa1403dcb4e78b0d89876b9e0c900f350693f9efe",
+    # holdout4: the fourth independent corpus, frozen before any detector ran on it
+    "holdout4.otlp.jsonl": "ea66dfd86a4824236b61e8ce6c8a249f367386881a56ab8d054e3bf1deb79127",
+    "holdout4.labels.json": "3bf8b728fe66703a1f33cd3103e2b0c32b38d348d8049b19e63c01815fff0668",
 }
 
 
