@@ -14,18 +14,15 @@ percent-encoded run is decoded, redacted and encoded again, a form body is
 redacted parameter by parameter (key rules apply to parameter names).
 
 Pseudonyms are ``<LABEL_n>`` with ``n`` counted per label in order of first
-appearance within the trace (``<EMAIL_1>``, ``<PHONE_2>``...). Values are
-identified after canonicalisation (emails case-folded; phones by their
-national number, parsed by ``phonenumbers`` with the region inferred from a
-``+``/``00`` prefix or tried over the redacted languages' regions, so
-``+33 6 12 48 73 95`` and ``06 12 48 73 95`` share a pseudonym; card/SSN
-digits only; IBAN upper-case without spaces), and the same identity found in
-a URL, a base64 blob or prose gets the same pseudonym.
+appearance within the trace (``<EMAIL_1>``, ``<PHONE_2>``...), one per
+identity (``_pseudonyms``: phones by E.164 with a national number read in the
+trace's country, names by their words in any order, emails case-folded...),
+and the same identity found in a URL, a base64 blob or prose gets the same
+pseudonym. Tokens are assigned between the passes, with the whole trace seen.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections import Counter
@@ -40,9 +37,9 @@ from flywheel.pii import (
     longest_first,
     normalise_key,
     segments,
-    strings_in,
 )
 from flywheel.pii import shared_detector as _shared_detector
+from flywheel.promote._pseudonyms import Pseudonyms
 from flywheel.promote._redact_types import (
     RedactedTrace,
     RedactionFinding,
@@ -54,7 +51,6 @@ from flywheel.promote._redact_types import (
 # A NAME-keyed value that is really an identifier (tool name, file name,
 # slug): keep it. Person names have no underscores, dots, slashes or digits.
 _IDENTIFIER = re.compile(r"\A[A-Za-z0-9_.\-/:]*[_.\-/:0-9][A-Za-z0-9_.\-/:]*\Z")
-_NAME_PART = re.compile(r"[^\s,]+")
 # A NAME-keyed value that is one lower-case word ("stripe", "admin") is a handle, not a person.
 _NOT_A_NAME = re.compile(r"\A[a-z0-9]+\Z")
 # Values under a credential key that hold no credential.
@@ -65,54 +61,10 @@ _NOT_A_SECRET = re.compile(
 _ACCOUNT_LIKE = re.compile(r"\A(?:[A-Z]{2,4}\d{8,32}|\d{8,20})\Z")
 # Under a contact-ish key (AUTO): one to five capitalised words, nothing else.
 _PERSON_LIKE = re.compile(r"\A[^\W\d_][^\W\d_'’.\-]*(?:[ '’.\-]+[^\W\d_]+){0,4}\.?\Z")
-_ADDRESS_PART = re.compile(r"[^\n,;]+")
-_EXTENSION = re.compile(r"\s*(?:x|ext\.?|#)\s*\d+\s*$", re.IGNORECASE)
 
 # Scores used to order competing spans after length (longest always wins).
 _DENY_SCORE = 3.0
 _PROPAGATED_SCORE = 0.01  # at equal length a detection names the rule
-
-
-@functools.lru_cache(maxsize=65536)
-def _canonical(label: str, value: str) -> str:
-    """The identity of a value for pseudonym purposes (cached: a national phone number
-    tries up to 13 regions, and both passes over a trace ask for every value)."""
-    if label == "PHONE":
-        return _phone_identity(value)
-    if label in ("CARD", "SSN"):
-        digits = "".join(c for c in value if c.isdigit())
-        return digits or value.strip()
-    if label == "IBAN":
-        return value.replace(" ", "").upper()
-    return " ".join(value.split()).casefold()
-
-
-_PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PT", "BE", "CH", "AT", "IE", "MX")
-
-
-def _phone_identity(value: str) -> str:
-    """The national significant number: one identity for national and international forms."""
-    import phonenumbers
-
-    main = _EXTENSION.split(value, maxsplit=1)[0].strip()
-    if main.lower().startswith("tel:"):
-        main = main[4:]
-    digits = "".join(c for c in main if c.isdigit())
-    if main.lstrip("( ").startswith(("+", "00")):
-        text = "+" + digits[2:] if main.lstrip("( ").startswith("00") else main
-        try:
-            num = phonenumbers.parse(text, None)
-            return str(num.national_number)
-        except phonenumbers.NumberParseException:
-            return digits[-9:] or value.strip()
-    for region in _PHONE_REGIONS:
-        try:
-            num = phonenumbers.parse(main, region)
-        except phonenumbers.NumberParseException:
-            continue
-        if phonenumbers.is_valid_number(num):
-            return str(num.national_number)
-    return digits.lstrip("0") or value.strip()
 
 
 def _json_path(path: str, key: Any) -> str:
@@ -134,86 +86,6 @@ def _try_json(text: str) -> tuple[Any, bool]:
         return json.loads(text), True
     except ValueError:
         return text, False
-
-
-class _Pseudonyms:
-    """Per-trace table value -> pseudonym, plus the literals to propagate."""
-
-    def __init__(self, min_length: int) -> None:
-        self._by_value: dict[tuple[str, str], str] = {}
-        self._next: Counter[str] = Counter()
-        self.literals: dict[str, str] = {}
-        self._name_words: dict[str, str] = {}
-        self._min = min_length
-        self._reserved: Counter[str] = Counter()
-
-    def get(self, label: str, value: str) -> str:
-        key = (label, _canonical(label, value))
-        token = self._by_value.get(key)
-        if token is None and label == "NAME":
-            # "Jane" after "Jane Roe": the same person when every word belongs to one name.
-            words = {w.casefold() for w in _NAME_PART.findall(value)}
-            owners = {self._name_words.get(w) for w in words}
-            if len(owners) == 1 and None not in owners:
-                token = owners.pop()
-                self._by_value[key] = token
-        if token is None:
-            self._next[label] += 1
-            token = f"<{label}_{self._next[label]}>"
-            self._by_value[key] = token
-        self._add_literal(value.strip(), token)
-        if label == "NAME":
-            for part in _NAME_PART.findall(value):
-                if len(part) >= 3 and part[0].isupper():
-                    self._add_literal(part, token)
-                    self._name_words.setdefault(part.casefold(), token)
-        elif label == "ADDRESS":
-            for part in _ADDRESS_PART.findall(value):
-                if len(part.strip()) >= 6:
-                    self._add_literal(part.strip(), token)
-        return token
-
-    def reserve(self, node: Any) -> None:
-        """Count past every pseudonym already in ``node`` (its numbers stay taken)."""
-        for text in strings_in(node):
-            if "<" in text:
-                for m in PSEUDONYM.finditer(text):
-                    label, n = m.group()[1:-1].rsplit("_", 1)
-                    self._next[label] = max(self._next[label], int(n))
-        self._reserved = Counter(self._next)
-
-    def _add_literal(self, literal: str, token: str) -> None:
-        if len(literal) >= self._min and literal not in self.literals:
-            self.literals[literal] = token
-
-    def distinct(self) -> dict[str, int]:
-        """New pseudonyms per label (those counted past by ``reserve`` excluded)."""
-        return {k: n - self._reserved[k] for k, n in self._next.items() if n > self._reserved[k]}
-
-    def occurrences(self, s: str) -> list[tuple[int, int]]:
-        """Spans of every literal in ``s`` not inside a longer word (substring scan, no regex).
-
-        A per-trace alternation regex took ~4 ms to compile per trace, more
-        than scanning: ``in`` on a few dozen literals is a C loop.
-        """
-        out: list[tuple[int, int]] = []
-        for lit in self.literals:
-            if lit not in s:
-                continue
-            start = s.find(lit)
-            n = len(lit)
-            while start != -1:
-                end = start + n
-                if (start == 0 or not _is_word(s[start - 1]) or not _is_word(lit[0])) and (
-                    end == len(s) or not _is_word(s[end]) or not _is_word(lit[-1])
-                ):
-                    out.append((start, end))
-                start = s.find(lit, start + 1)
-        return out
-
-
-def _is_word(c: str) -> bool:
-    return c.isalnum() or c == "_"
 
 
 class Redactor:
@@ -290,6 +162,8 @@ class Redactor:
         job.loc = (-1, "", "document")
         out = node
         for job.write in (False, True):
+            if job.write:
+                job.pseudo.settle()
             out = job._node(node, "$", None, 0)
         return out, job.report()
 
@@ -300,7 +174,7 @@ class _TraceJob:
     def __init__(self, redactor: Redactor, steps: Sequence[TraceStep]) -> None:
         self.r = redactor
         self.steps = list(steps)
-        self.pseudo = _Pseudonyms(redactor.policy.propagate_min_length)
+        self.pseudo = Pseudonyms(redactor.policy.propagate_min_length)
         self.tool_names = {s.tool_name for s in self.steps if s.tool_name}
         self.findings: Counter[tuple[int, str, str, str, str, str]] = Counter()
         self.write = False
@@ -317,6 +191,8 @@ class _TraceJob:
                 fields.append((name, tree, is_json))
             parsed.append(fields)
         for self.write in (False, True):
+            if self.write:
+                self.pseudo.settle()
             out_steps = []
             for i, (step, fields) in enumerate(zip(self.steps, parsed, strict=True)):
                 new_values: dict[str, str] = {}
