@@ -8,7 +8,8 @@ heaviest signal does. Otherwise -- weak evidence in a run known to have failed
 -- the learned model (``_model``, features in ``_features``) gives every step a
 probability and the category mixed over them; a category whose evidence lies
 only at other steps and whose probability is below ``MIN_CATEGORY_PROB`` is not
-named (``unknown``, the probabilities as runner-ups). From the blamed
+named (``unknown``, the probabilities as runner-ups); in a trace with no evidence at
+all the location prior (the first action or contribution) names the step. From the blamed
 step the argument-provenance graph is walked backwards: a tool call whose
 argument came from an earlier untrusted read is blamed on that read. The
 responsible agent is the speaker of the causal step, or, for a tool result, of
@@ -263,6 +264,11 @@ def attribute_steps(
         feats = step_features(steps, signals, PRIOR_KINDS)
         pred = model.predict(feats)
         blamed = pred.step
+        # no evidence of a failure anywhere: the model's cues (facts, claims, roles) are
+        # weaker than the location prior (the first action, or the first contribution)
+        prior = None if evidence else next((g for g in signals if g.kind in PRIOR_KINDS), None)
+        if prior is not None:
+            blamed = prior.cause
         step_confidence = pred.step_probs[blamed]
         if pred.category_probs:
             category, confidence = pred.category_probs[0]
@@ -272,7 +278,7 @@ def attribute_steps(
         else:
             category, confidence, scores = UNKNOWN, 0.0, []
         at = [g for g in evidence if g.cause == blamed]
-        chosen = max(at, key=lambda g: (g.weight, -g.index)) if at else None
+        chosen = max(at, key=lambda g: (g.weight, -g.index)) if at else prior
         surfaced = chosen.index if chosen is not None else blamed
         extra.append(
             {

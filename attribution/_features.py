@@ -32,7 +32,10 @@ Two kinds of feature:
   planning        a step that sets or replaces the plan (``sets_plan``), an
                   instruction to another agent (``instructs``), a reviewer's "no progress";
   understanding   the step that took the task restating a different one
-                  (``task_drift``: share of the request's terms it drops);
+                  (``task_drift``: share of the request's terms it drops); the
+                  first plan (``frames_task``, a role: it weighs understanding
+                  but does not make it nameable -- the plan is where the team's
+                  goal is set, so where a goal other than the stated one enters);
   memory, tool_selection  their signals (plan departures) only.
 
 Every feature is a float in [0, 1] (counts are squashed), 0 meaning "no
@@ -97,14 +100,14 @@ CATEGORY_EVIDENCE: dict[str, tuple[str, ...]] = {
         "review_accepts",
     ),
     "planning": ("signal:planning", "sets_plan", "instructs"),
-    "understanding": ("signal:understanding", "task_drift"),
+    "understanding": ("signal:understanding", "task_drift", "frames_task"),
     "memory": ("signal:memory",),
     "tool_selection": ("signal:tool_selection",),
 }
 
 #: Features that say what role a step plays, not that anything went wrong: they weigh a
 #: category but do not make it nameable (a category needs other evidence in the trace).
-ROLE_FEATURES: frozenset[str] = frozenset({"acts", "answer"})
+ROLE_FEATURES: frozenset[str] = frozenset({"acts", "answer", "frames_task"})
 
 #: The categories the model chooses among (budget exhaustion is decided by its finding).
 MODEL_CATEGORIES: tuple[str, ...] = tuple(CATEGORY_EVIDENCE)
@@ -194,6 +197,9 @@ def step_features(
     first_contrib = next(
         (s.index for s in steps if s.speaks and s.said.strip() and s.index != first_speaker), None
     )
+    first_plan = next(
+        (s.index for s in steps if s.attributes.get("flywheel.message.plan") == "true"), None
+    )
     answer = next((s.index for s in steps if s.ends_run and s.own_words.strip()), None)
     if answer is None:
         answer = next((s.index for s in reversed(steps) if s.speaks and s.own_words.strip()), None)
@@ -226,6 +232,7 @@ def step_features(
             "task_drift": _drift(request, s) if i == first_speaker else 0.0,
             "instructs": float(s.speaks and bool(s.attributes.get("flywheel.message.to"))),
             "sets_plan": float(s.attributes.get("flywheel.message.plan") == "true"),
+            "frames_task": float(i == first_plan),
             "review_accepts": float(s.attributes.get("flywheel.review.satisfied") == "true"),
         }
         f["states_without_acting"] = f["unobserved_facts"] * float(s.speaks and not s.acts)

@@ -592,3 +592,56 @@ def test_a_skipped_check_counts_only_where_the_trace_checks_other_calls() -> Non
     assert kinds(checked, "unverified_call") == []
     skipped = [TASK, tool(1, {"q": 1}, "a"), verify(2), tool(3, {"q": 2}, "b")]
     assert kinds(skipped, "unverified_call") == [3]
+
+
+# -- the location prior when nothing is evidence; the plan that frames the task ---------------
+def _prefers_assumed_state() -> Any:
+    from flywheel.attribution import prior_model
+
+    m = prior_model()
+    m.step_weights["assumed_state"] = 6.0  # a model that would blame the step assuming its data
+    return m
+
+
+_NO_EVIDENCE = [
+    TASK,
+    msg(1, "```python\nprint(count_visitors(2019))\n```", "Coder"),
+    tool(2, {"code": "print(count_visitors(2019))"}, "48213"),
+    msg(3, "Let's assume the museum was closed in March.", "Analyst"),
+]
+
+
+def test_without_any_evidence_the_location_prior_names_the_step() -> None:
+    steps = steps_from_rows(_NO_EVIDENCE)
+    assert [g.kind for g in all_signals(steps)] == ["first_action"]  # nothing else fires
+    a = attribute_steps(steps, assume_failed=True, model=_prefers_assumed_state())
+    chosen = next(e for e in a.evidence if e["chosen"])
+    assert (a.causal_index, a.agent, chosen["kind"]) == (1, "Coder", "first_action")
+
+
+def test_with_weak_evidence_the_model_still_places_the_step() -> None:
+    rows = [*_NO_EVIDENCE, msg(4, "Checking.", "Analyst"), tool(5, {"code": "f()"}, "[]")]
+    steps = steps_from_rows(rows)
+    assert any(g.kind == "empty_result" for g in all_signals(steps))  # weak evidence exists
+    a = attribute_steps(steps, assume_failed=True, model=_prefers_assumed_state())
+    assert a.causal_index == 3  # the model's step, not the prior
+
+
+def test_only_the_first_plan_frames_the_task_and_it_alone_names_nothing() -> None:
+    from flywheel.attribution import attribution_features, prior_model
+
+    plan = {"flywheel.message.plan": "true"}
+    rows = [
+        TASK,
+        msg(1, "Plan: count the 2019 visitors.", "Lead", **plan),
+        msg(2, "New plan: ask the museum.", "Lead", **plan),
+        msg(3, "Done.", "Lead"),
+    ]
+    feats = attribution_features(steps_from_rows(rows))
+    assert [f["frames_task"] for f in feats] == [0.0, 1.0, 0.0, 0.0]
+    m = prior_model()
+    m.evidence_weights["understanding"]["frames_task"] = 5.0
+    role_only = [dict(f, task_drift=0.0) for f in feats]
+    assert "understanding" not in [c for c, _ in m.predict(role_only).category_probs]
+    drift = [dict(f, task_drift=0.6 if f["frames_task"] else 0.0) for f in role_only]
+    assert m.predict(drift).category_probs[0][0] == "understanding"
