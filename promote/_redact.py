@@ -36,6 +36,7 @@ from flywheel.pii import (
     Detector,
     longest_first,
     normalise_key,
+    person_like,
     segments,
 )
 from flywheel.pii import shared_detector as _shared_detector
@@ -51,6 +52,8 @@ from flywheel.promote._redact_types import (
 # A NAME-keyed value that is really an identifier (tool name, file name,
 # slug): keep it. Person names have no underscores, dots, slashes or digits.
 _IDENTIFIER = re.compile(r"\A[A-Za-z0-9_.\-/:]*[_.\-/:0-9][A-Za-z0-9_.\-/:]*\Z")
+# A double-barrelled name ("Nkemelu-Vasseur", "Mwangi-Holt") is no identifier.
+_HYPHENATED_NAME = re.compile(r"\A[A-ZÀ-Þ][a-zß-ÿ'’]+(?:-[A-ZÀ-Þ][a-zß-ÿ'’]+)+\Z")
 # A NAME-keyed value that is one lower-case word ("stripe", "admin") is a handle, not a person.
 _NOT_A_NAME = re.compile(r"\A[a-z0-9]+\Z")
 # Values under a credential key that hold no credential.
@@ -245,6 +248,10 @@ class _TraceJob:
         if isinstance(node, list):
             return [self._node(v, _json_path(path, i), label, depth) for i, v in enumerate(node)]
         if label is not None and isinstance(node, (int, float)) and not isinstance(node, bool):
+            if label == "AUTO":  # a number under a person or contact key: only what it is
+                label = self._auto_label(str(node))
+                if label is None:
+                    return node
             return self._whole(str(node), path, label)
         return node
 
@@ -258,7 +265,9 @@ class _TraceJob:
                 if label is None:
                     return self._text(s, path, depth)
             if label == "NAME" and (
-                s in self.tool_names or _IDENTIFIER.match(stripped) or _NOT_A_NAME.match(stripped)
+                s in self.tool_names
+                or (_IDENTIFIER.match(stripped) and not _HYPHENATED_NAME.match(stripped))
+                or _NOT_A_NAME.match(stripped)
             ):
                 return self._text(s, path, depth)
             if label == "SECRET" and _NOT_A_SECRET.match(stripped):
@@ -280,7 +289,7 @@ class _TraceJob:
         dets = self.r.detector.detect(s)
         if len(dets) == 1 and dets[0].end - dets[0].start >= len(s) - 2:
             return dets[0].label
-        if s[:1].isupper() and _PERSON_LIKE.match(s):
+        if s[:1].isupper() and _PERSON_LIKE.match(s) and person_like(s):
             return "NAME"
         if _ACCOUNT_LIKE.match(s.replace(" ", "")):
             return "ACCOUNT"  # an account number of a scheme no detector knows

@@ -30,5 +30,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "flywheel.pii._decode": ["Segment", "decode_base64", "segments"],
         "flywheel.pii._scan": ["Finding", "find_leaks", "find_leaks_in_dir", "scan_document", "strings_in"],
         "flywheel.pii._secrets": ["looks_random"],
+        "flywheel.pii._people": ["person_like"],
     },
 )

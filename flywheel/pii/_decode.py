@@ -13,17 +13,25 @@ rules apply) to a callback, and encodes the callback's answer the same way:
 - ``application/x-www-form-urlencoded`` bodies (``a=1&b=2``, WHATWG URL);
 - base64 and base64url runs of 16+ characters (RFC 4648) that decode to
   printable UTF-8 text; binary data is not text and is left alone;
-- other percent-encoded runs (``jane%40example.org``).
+- other percent-encoded runs (``jane%40example.org``);
+- tables written as text (CSV, TSV, semicolon-separated, markdown) whose first
+  line is a header with at least one column a default key rule knows
+  (``surname,given,dob``): each cell is handed over with its column's header
+  as its key, so ``dob`` applies to a bare ``1983-06-14`` in a CSV row as it
+  does under a JSON key.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import csv
 import re
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from flywheel.pii._keys import key_label
 
 #: ``on_text(decoded, key)`` returns the (possibly redacted) decoded text.
 OnText = Callable[[str, "str | None"], str]
@@ -139,20 +147,121 @@ def _rewrite_pct(run: str, on_text: OnText) -> str:
     return run if new == dec else _quote(new, False)
 
 
+#: A header cell: a short field name (letters first, at most four words).
+_HEADER_CELL = re.compile(r"\A[ ]*[^\W\d][\w.()/#\-]*(?:[ ][\w.()/#\-]+){0,3}[ ]*\Z")
+_MD_RULE = re.compile(r"\A[ ]*\|?[ ]*:?-{3,}:?[ ]*(?:\|[ ]*:?-{3,}:?[ ]*)*\|?[ ]*\Z")
+_DELIMITERS = ("|", "\t", ";", ",")
+
+
+def _cells(line: str, delim: str) -> list[str] | None:
+    """The cells of one table line (quoted CSV cells unquoted), or None when it is no row."""
+    if delim == "|":
+        core = line.strip()
+        if not (core.startswith("|") and core.endswith("|")) or len(core) < 2:
+            return None
+        return core[1:-1].split("|")
+    if '"' in line:
+        try:
+            return next(csv.reader([line], delimiter=delim))
+        except (csv.Error, StopIteration):
+            return None
+    return line.split(delim)
+
+
+def _rewrite_row(line: str, delim: str, headers: list[str], on_text: OnText) -> str:
+    cells = _cells(line, delim) or []
+    new = []
+    for cell, head in zip(cells, headers, strict=False):
+        core = cell.strip()
+        changed = on_text(core, head) if core else core
+        new.append(cell if changed == core else cell.replace(core, changed, 1))
+    if new == cells:
+        return line
+    if delim == "|":
+        lead = line[: len(line) - len(line.lstrip())]
+        return f"{lead}|{'|'.join(new)}|"
+    if '"' in line:
+        out: list[str] = []
+        csv.writer(_ListWriter(out), delimiter=delim, lineterminator="").writerow(new)
+        return "".join(out)
+    return delim.join(new)
+
+
+class _ListWriter:
+    def __init__(self, out: list[str]) -> None:
+        self.write = out.append
+
+
+def _tables(text: str) -> list[Segment]:
+    """Tables in ``text``: a header line that names a known key, then rows of as many cells."""
+    if "\n" not in text:
+        return []
+    lines = text.split("\n")
+    starts = [0]
+    for ln in lines[:-1]:
+        starts.append(starts[-1] + len(ln) + 1)
+    out: list[Segment] = []
+    i = 0
+    while i < len(lines) - 1:
+        found = None
+        for delim in _DELIMITERS:
+            if delim not in lines[i]:
+                continue
+            head = _cells(lines[i].rstrip("\r"), delim)
+            if (
+                not head
+                or len(head) < 2
+                or not all(_HEADER_CELL.match(h) for h in head)
+                or not any(key_label(h.strip()) for h in head)
+            ):
+                continue
+            j = i + 1
+            if delim == "|" and j < len(lines) and _MD_RULE.match(lines[j]):
+                j += 1
+            first = j
+            while j < len(lines) and len(_cells(lines[j].rstrip("\r"), delim) or ()) == len(head):
+                j += 1
+            if j > first:
+                found = (delim, [h.strip() for h in head], first, j)
+                break
+        if found is None:
+            i += 1
+            continue
+        delim, headers, first, end = found
+        rows = range(first, end)
+
+        def rewrite(f: OnText, d: str = delim, h: list[str] = headers, r: range = rows) -> str:
+            return "\n".join(
+                _rewrite_row(lines[k], d, h, f) if k in r else lines[k] for k in range(r.start, r.stop)
+            )
+
+        start = starts[first]
+        stop = starts[end - 1] + len(lines[end - 1])
+        out.append(Segment(start, stop, "table", rewrite))
+        i = end
+    return out
+
+
 def segments(text: str) -> list[Segment]:
     """The encoded stretches of ``text``, not overlapping, in order."""
     out: list[Segment] = []
     if _FORM.match(text):
         return [Segment(0, len(text), "form", lambda f: _rewrite_pairs(text, f))]
     taken: list[tuple[int, int]] = []
-    if "://" in text:
-        for m in _URL.finditer(text):
-            url = m.group().rstrip(".,;:)]}!?")
-            out.append(Segment(m.start(), m.start() + len(url), "url", lambda f, u=url: rewrite_url(u, f)))
-            taken.append((m.start(), m.start() + len(url)))
+    if "\n" in text:
+        for seg in _tables(text):
+            out.append(seg)
+            taken.append((seg.start, seg.end))
 
     def free(s: int, e: int) -> bool:
         return all(e <= a or s >= b for a, b in taken)
+
+    if "://" in text:
+        for m in _URL.finditer(text):
+            url = m.group().rstrip(".,;:)]}!?")
+            if free(m.start(), m.start() + len(url)):
+                out.append(Segment(m.start(), m.start() + len(url), "url", lambda f, u=url: rewrite_url(u, f)))
+                taken.append((m.start(), m.start() + len(url)))
 
     if len(text) >= 16:
         for m in _B64.finditer(text):

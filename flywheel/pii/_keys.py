@@ -57,7 +57,8 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     PHONE="phone phonenumber telephone tel mobile mobilenumber cellphone cell fax handy "
     "telefon telefonnummer mobil festnetz telephone portable telefono movil celular fijo "
     "cellulare fisso telemovel telefoon mobiel gsm",
-    NAME="name fullname firstname lastname givenname familyname surname middlename "
+    NAME="name fullname firstname lastname givenname givennames given forename forenames "
+    "familyname surname middlename "
     "displayname customername contactname cardholder cardholdername accountholder "
     "accountholdername holder payee payer beneficiary legalname nickname maidenname "
     "signedby signer signatory signed author assignee owner contactperson "
@@ -88,9 +89,11 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "cpf "
     "bsn burgerservicenummer",
     IP="ip ipaddress clientip remoteaddr remoteip sourceip srcip xforwardedfor xrealip",
-    DOB="dob dateofbirth birthdate birthday bday geburtsdatum geburtstag datenaissance "
+    DOB="dob dateofbirth birthdate birthday bday born geburtsdatum geburtstag geb gebdat gebdatum "
+    "geboren datenaissance "
     "datedenaissance naissance fechanacimiento fechadenacimiento nacimiento datadinascita "
-    "datanascita datadenascimento datanascimento geboortedatum",
+    "datanascita datadenascimento datanascimento geboortedatum fnac fnacimiento nacido "
+    "nacida nato nata nascido nascida",
     SECRET="password passwd pwd pass passphrase passcode pin secret clientsecret "
     "token accesstoken refreshtoken idtoken authtoken apitoken bearertoken sessiontoken "
     "apikey xapikey apisecret secretkey accesskey accesskeyid secretaccesskey privatekey "
@@ -105,7 +108,19 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "wachtwoord",
     AUTO="recipient recipients sender from to cc bcc attendees participants contact "
     "contacts empfaenger absender expediteur remitente destinatarios mittente "
-    "contatto contacto",
+    "contatto contacto "
+    # people a record is about: their value is redacted when it is a person-like value
+    # (capitalised words), and stays when it is an id ("customer": "C-0193")
+    "customer client patient passenger guest member employee tenant student pupil "
+    "applicant candidate traveller traveler insured policyholder "
+    "kunde kundin patientin passagier gast mitglied mitarbeiter mitarbeiterin mieter mieterin "
+    "fahrer fahrerin schueler schuelerin bewerber bewerberin versicherter "
+    "locataire eleve etudiant etudiante voyageur adherent salarie candidat candidate "
+    "paciente pasajero pasajera huesped socio socia empleado empleada inquilino inquilina "
+    "alumno alumna conductor conductora "
+    "cliente paziente passeggero ospite dipendente inquilino studente alunno autista "
+    "klant patient passagier huurder leerling werknemer bestuurder "
+    "passageiro hospede funcionario inquilino aluno aluna motorista",
 )
 
 #: Key suffix rules (the longest matching suffix wins: ``ipaddress`` beats ``address``).

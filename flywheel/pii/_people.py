@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import unicodedata
 from functools import lru_cache
 from importlib import resources
 
@@ -43,6 +44,40 @@ def first_names() -> frozenset[str]:
     )
 
 
+#: A first name at least this frequent as a word ("Gold", "Will", "Rose") is no name alone.
+_FREQUENT_WORD = 4.0
+
+
+def person_like(value: str) -> bool:
+    """Whether a short value under a person key (``customer``, ``Kunde``) names a person:
+    capitalised words, at least one of them a first name or in no language's common
+    vocabulary ("Wendelgard Üffing", "ÜFFING-RASMUSSEN Wendelgard"; not "Release Candidate",
+    "Gold")."""
+    words = [w.strip(".,'’") for w in value.split()]
+    if not 1 <= len(words) <= 5 or not all(w[:1].isupper() for w in words if w.lower() not in _PARTICLES):
+        return False
+    if len(words) == 1:  # one word: a rare one, or a first name that is no frequent word
+        w = words[0]
+        return len(w) >= 3 and w.replace("-", "").isalpha() and (
+            any(p and not is_common(p) for p in w.split("-"))
+            or (_first_name(w.capitalize()) and zipf(w) < _FREQUENT_WORD)
+        )
+    return any(
+        _first_name(w) or _first_name(w.capitalize()) or any(p and not is_common(p) for p in w.split("-"))
+        for w in words
+        if len(w) >= 3 and w.replace("-", "").isalpha()
+    )
+
+
+@lru_cache(maxsize=1)
+def common_surnames() -> frozenset[str]:
+    """Frequent surnames that are also in a word list (``Young``, ``Berg``, ``Cienfuegos``)."""
+    raw = resources.files("flywheel.pii").joinpath("data/common_surnames.txt.gz").read_bytes()
+    return frozenset(
+        ln for ln in gzip.decompress(raw).decode().splitlines() if ln and not ln.startswith("#")
+    )
+
+
 # -- names --------------------------------------------------------------------------
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*\.?")
 _PARTICLES = frozenset(
@@ -52,7 +87,8 @@ _PARTICLES = frozenset(
 _TITLES = (
     r"Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|M|Mme|Mlle|Madame|Monsieur|"
     r"Mademoiselle|Maître|Me|Sr|Sra|Srta|Señor|Señora|Señorita|Don|Doña|Dña|Sig|Sig\.ra|"
-    r"Signor|Signora|Signorina|Dott|Dott\.ssa|Ing|Avv|Dhr|Mevr|Mw|Sr\.ª|Senhor|Senhora|Dona"
+    r"Signor|Signora|Signorina|Dott|Dott\.ssa|Ing|Avv|Dhr|Mevr|Mw|Sr\.ª|Senhor|Senhora|Dona|"
+    r"Mevrouw|Meneer|Mijnheer|Juffrouw"
 )
 _CUE_TITLE = re.compile(rf"(?-i:\b(?:{_TITLES}))\.?[ \t,:]+")
 #: Cues and closings are matched on the lower-cased text (far faster than ``(?i)``).
@@ -101,6 +137,23 @@ _ROLE = re.compile(
       adjuster|inspector|officer|client|customer|patient|caller|prescriber|teacher|principal|tutor|
       caretaker|janitor|plumber|electrician|contractor|recruiter|candidate|applicant|witness|guest|
       son|daughter|wife|husband|brother|sister|mother|father|uncle|aunt|cousin|friend|boss|nanny|
+      grandson|granddaughter|grandma|grandpa|granny|grandmother|grandfather|nephew|niece|partner|
+      fiancée?|stepson|stepdaughter|instructor|coach|trainer|professor|lecturer|secretary|
+      receptionist|mechanic|plumber|gardener|midwife|pharmacist|vet|veterinarian|
+      sohn|tochter|enkel(?:in)?|neffe|nichte|bruder|schwester|mutter|vater|oma|opa|onkel|tante|
+      ehemann|ehefrau|freund(?:in)?|partner(?:in)?|lehrer(?:in)?|trainer(?:in)?|ausbilder(?:in)?|
+      klassenlehrer(?:in)?|professor(?:in)?|klempner(?:in)?|mechaniker(?:in)?|sekretärin|
+      fils|fille|petit-fils|petite-fille|neveu|nièce|frère|sœur|soeur|mère|père|oncle|mari|épouse|
+      ami|amie|moniteur|monitrice|professeur|professeure|instituteur|institutrice|entraîneur|
+      entraîneuse|plombier|mécanicien(?:ne)?|secrétaire|infirmi(?:er|ère)|
+      hij[oa]|niet[oa]|sobrin[oa]|herman[oa]|madre|padre|abuel[oa]|tí[oa]|marido|esposa|espos[oa]|
+      amig[oa]|profesor(?:a)?|maestr[oa]|entrenador(?:a)?|monitor(?:a)?|fontaner[oa]|mecánic[oa]|
+      secretari[oa]|enfermer[oa]|
+      figli[oa]|nipote|fratello|sorella|nonn[oa]|zi[oa]|marito|moglie|amic[oa]|professor(?:e|essa)|
+      maestr[oa]|istruttor(?:e|ice)|allenator(?:e|ice)|idraulico|meccanico|segretari[oa]|infermier[ea]|
+      zoon|dochter|kleinzoon|kleindochter|broer|zus|moeder|vader|opa|oma|oom|echtgeno(?:ot|te)|
+      vriend(?:in)?|leraar|lerares|juf|meester|docent(?:e)?|instructeur|loodgieter|
+      filh[oa]|net[oa]|irmão|irmã|mãe|pai|avó|avô|marido|espos[ao]|professor(?:a)?|
       speaking\ with|spoke\ (?:with|to)|talk(?:ed|ing)?\ to|assigned\ to|handled\ by|reported\ by|
       approved\ by|escalated\ to|forwarded\ to|
       kollegen?|kollegin|nachbarn?|nachbarin|vermieter(?:in)?|mieter(?:in)?|hausmeister(?:in)?|
@@ -120,6 +173,26 @@ _INNER_CAP_OK = ("Mc", "Mac", "O'", "O’", "De", "Di", "Da", "La", "Le", "Van",
 #: A first name that is first of all a frequent word ("Young", "Age", "Will") needs a
 #: rare word beside it to be a name.
 _WORDY_ZIPF = 5.3
+
+
+@lru_cache(maxsize=65536)
+def _first_name(word: str) -> bool:
+    """In the first-name list as written or without its accents ("Adélaïde" as "Adelaide")."""
+    names = first_names()
+    if word in names:
+        return True
+    folded = _fold_accents(word)
+    return folded != word and folded in names
+
+
+def _fold_accents(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def _listed_surname(word: str) -> bool:
+    """A frequent surname that is also in a word list, as written or without accents."""
+    listed = common_surnames()
+    return word in listed or _fold_accents(word) in listed
 
 
 def _rare(word: str) -> bool:
@@ -147,10 +220,22 @@ def _plausible_run(words: list[str], head: str, names: frozenset[str]) -> bool:
     Young", "Carlos Fuente"); otherwise every word rare and the first not a
     compound of common words ("Cordelia Vantongeren", not "Greenway Trail").
     """
-    if head in names:
-        return zipf(head) < _WORDY_ZIPF or any(
-            w in names or not is_common(w) for w in words[1:]
+    if words[0].isupper() and len(words[0]) >= 3 and len(words) == 2 and not is_common(words[0]):
+        # "NOM Prénom" (French and German forms): a surname in capitals, then a first name
+        # (or a rare word after a surname of five letters or more: not "ACME Widgets")
+        return _first_name(words[1]) or (
+            len(words[0]) >= 5 and _rare(words[1]) and not is_common(words[1]) and not words[1].isupper()
         )
+    if _first_name(head):
+        # after a first name, an ordinary word is a surname only when it is a frequent
+        # surname too ("Anna Berg", "John Young"; not "Autumn Meadow", "Grace Period")
+        rest_ok = any(
+            _first_name(w) or zipf(w) == 0.0 or zipf(_fold_accents(w)) == 0.0 or _listed_surname(w)
+            for w in words[1:]
+        )
+        return rest_ok and (zipf(head) < _WORDY_ZIPF or any(
+            w in names or not is_common(w) for w in words[1:]
+        ))
     return _rare(words[0]) and not is_common(words[0]) and all(_rare(w) for w in words[1:])
 
 
@@ -183,6 +268,44 @@ def _after_initials(words: list[tuple[int, int, str]], i: int, text: str, cued: 
     return k if _is_cap(w) and (ok or _rare(w) or _double_barrelled(w)) else 0
 
 
+#: Prepositions of place: an uncued run of rare words after one is a place ("en Baqueira
+#: Beret", "in Schönwalde Heide"), unless a word of it is a first name.
+_LOCATIVE = frozenset("in en im nach dans aus at near from bij naar em no na nel nella".split())
+#: A model code after a run makes it a product ("Orbea Orca M30", "Laser 4.7").
+_MODEL_CODE = re.compile(r"[ ](?:[A-Za-z]{0,4}\d[\w.\-]*)(?![^\s,.;:)])")
+
+
+def _glued(text: str, end: int) -> bool:
+    """A word with a digit or an underscore right after it is part of an identifier."""
+    return end < len(text) and (text[end].isdigit() or text[end] == "_")
+
+
+def _more_name_words(words: list[tuple[int, int, str]], k: int, text: str) -> int:
+    """Index of the last of up to three capitalised words following ``words[k]``, one space apart."""
+    for _ in range(3):
+        if k + 1 >= len(words) or words[k][2].endswith("."):
+            break
+        ns, ne, nw = words[k + 1]
+        if text[words[k][1] : ns] != " " or not _is_cap(nw) or len(nw) < 2 or nw in _NOT_SURNAME:
+            break
+        if nw in _COMPANY or _glued(text, ne):
+            break
+        k += 1
+    return k
+
+
+def _product_or_place(
+    words: list[tuple[int, int, str]], i: int, j: int, text: str, names: frozenset[str]
+) -> bool:
+    """An uncued run followed by a model code, or of no first name after a place preposition."""
+    if _MODEL_CODE.match(text, words[j][1]):
+        return True
+    if i == 0 or any(x[2].rstrip(".").split("-")[0] in names for x in words[i : j + 1]):
+        return False
+    prev = words[i - 1]
+    return text[prev[1] : words[i][0]] == " " and prev[2].lower() in _LOCATIVE
+
+
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
     if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()):
@@ -204,10 +327,11 @@ def detect_names(text: str) -> list[Detection]:
     while i < len(words):
         s, e, w = words[i]
         if len(w) == 2 and w[0].isupper() and w[1] == "." and (k := _after_initials(words, i, text, s in cue_ends)):
+            k = _more_name_words(words, k, text)  # "M. Bérenger Quatrefages"
             out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))  # "J. Okafor", "A. K. Mensah"
             i = k + 1
             continue
-        if not _is_cap(w) or len(w.rstrip(".")) < 2:
+        if not _is_cap(w) or len(w.rstrip(".")) < 2 or _glued(text, e):
             i += 1
             continue
         # The run of name words from i: capitalised words or particles, one space apart.
@@ -218,8 +342,8 @@ def detect_names(text: str) -> list[Detection]:
             if words[j][2].endswith(".") and len(words[j][2]) > 3:
                 break  # a sentence ends ("Achterhof. She"); initials ("J.") and titles go on
             gap = text[run_end:ns]
-            if gap not in (" ", "\u00a0") or nw.rstrip(".") in _NOT_SURNAME:
-                break
+            if gap not in (" ", "\u00a0") or nw.rstrip(".") in _NOT_SURNAME or _glued(text, ne):
+                break  # "Charger4", "Orca M30": a model, not a name word
             if _is_cap(nw) and len(nw.rstrip(".")) >= 2:
                 j += 1
                 run_end = ne
@@ -234,12 +358,15 @@ def detect_names(text: str) -> list[Detection]:
             i = j + 2  # "Müller Werkzeugbau GmbH": a company, not a person
             continue
         run = [x[2].rstrip(".") for x in words[i : j + 1]]
+        if j > i and not cued and _product_or_place(words, i, j, text, names):
+            i = j + 1
+            continue
         if j > i and (cued or _plausible_run(run, head, names)):
             end = run_end - (1 if text[run_end - 1] == "." and j > i else 0)
             out.append(Detection(s, end, "NAME", 0.6 if cued else 0.5, "name"))
             i = j + 1
             continue
-        if cued and (head in names or s in title_ends or _rare(w) or _double_barrelled(w)):
+        if cued and (_first_name(head) or s in title_ends or _rare(w) or _double_barrelled(w)):
             out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
         elif (
             head in names
@@ -407,8 +534,16 @@ _MONTHS = (
     r"agosto|septiembre|octubre|noviembre|diciembre|janvier|février|mars|avril|juillet|septembre|"
     r"octobre|novembre|décembre|gennaio|febbraio|aprile|luglio|settembre|ottobre|dicembre"
 )
+#: Days written as ordinal words ("the twenty-second of November 1969").
+_ORDINAL_DAY = (
+    r"(?:(?:twenty|thirty)[ \-]?)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|"
+    r"tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|"
+    r"nineteenth|twentieth|thirtieth"
+)
 _DATE = (
-    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}[./]\d{{1,2}}[./]\d{{1,2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
+    rf"(?:(?i:(?:the[ ])?(?:{_ORDINAL_DAY})[ ]of[ ](?:{_MONTHS}),?[ ]\d{{4}}"
+    rf"|(?:{_MONTHS})[ ](?:the[ ])?(?:{_ORDINAL_DAY}),?[ ]\d{{4}})"
+    rf"|\d{{4}}-\d{{2}}-\d{{2}}|\d{{4}}[./]\d{{1,2}}[./]\d{{1,2}}|\d{{1,2}}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})"
     rf"|\d{{1,2}}(?:st|nd|rd|th|er|º)?\.?[ ](?:de[ ]|of[ ])?(?i:{_MONTHS})\.?,?[ ](?:del?[ ])?\d{{4}}"
     rf"|(?i:{_MONTHS})\.?[ ]\d{{1,2}}(?:st|nd|rd|th)?,?[ ]\d{{4}})"
 )
@@ -422,8 +557,8 @@ _BIRTH = (
     r"geboren\ op|geboortedatum"
 )
 _DOB_BEFORE = re.compile(
-    rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:[ \t:,]|\b(?:on|am|le|el|il|em|op|the|is|:|ist|est|es|è|é)\b){{0,6}}"
-    rf"(?-i:(?:(?:[A-ZÀ-Þ][^\W\d_]*|[^\W\d_]{{1,3}})[ \t,]+){{0,4}}?)[ \t:,]*(?P<d>{_DATE})"
+    rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:[ \t:,?]|\b(?:on|am|le|el|il|em|op|the|is|:|ist|est|es|è|é)\b){{0,6}}"
+    rf"(?-i:(?:(?:[A-ZÀ-Þ][^\W\d_]*|[^\W\d_]{{1,3}}(?:['’][^\W\d_]{{1,2}})?)[ \t,]+){{0,4}}?)[ \t:,]*(?P<d>{_DATE})"
 )
 _DOB_AFTER = re.compile(rf"(?i)(?P<d>{_DATE})[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:geburtstag|birthday|cumpleaños|anniversaire)")
 #: The birth verb after the date: "am 3. Februar 1991 in Emden geboren", "le 2 mai 1980 est née".

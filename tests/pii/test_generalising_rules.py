@@ -1,0 +1,196 @@
+"""Adversarial tests for the general mechanisms of the fourth redaction round (issue 20).
+
+Each mechanism has positives and look-alikes that must survive, written for
+this file (no sentence, name or value is copied from a bench corpus):
+
+- tables written as text (CSV, semicolon, TSV, markdown) whose header names
+  a key rule: each cell is judged under its column's key;
+- person keys (``customer``, ``Kunde``, ``paciente``...): the value is
+  redacted when it is a person-like value, kept when it is an id or a plain word;
+- a double-barrelled name under a name key is no identifier;
+- prose: multilingual role and family words, titles followed by several
+  name words, ``NOM Prénom``, a first name followed by an ordinary word only
+  when that word is a frequent surname, models and places that look like
+  names, birth dates with the day in words.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+
+from flywheel.pii import person_like, segments, shared_detector
+from flywheel.promote import redact_trace
+
+
+def _found(text: str, label: str = "NAME") -> list[str]:
+    return [text[d.start : d.end] for d in shared_detector().detect(text) if d.label == label]
+
+
+def _redacted(field: str) -> str:
+    return redact_trace([{"tool_name": "t", "output_text": field}]).steps[0].output_text or ""
+
+
+# -- tables ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "last_name,first_name,birth_date,seat\nTrevisanato,Ilaria,1979-04-02,14C\nOyelaran,Bode,1991-12-30,14D",
+        "Nachname;Vorname;Geburtsdatum\nKrautwurst;Gesine;02.04.1979\nOyelaran;Bode;30.12.1991",
+        "surname\tgiven\tdob\nTrevisanato\tIlaria\t1979-04-02\nOyelaran\tBode\t1991-12-30",
+        "| surname | given | dob |\n|---|---|---|\n| Trevisanato | Ilaria | 1979-04-02 |\n| Oyelaran | Bode | 1991-12-30 |",
+        'surname,given,dob\n"Trevisanato, jr",Ilaria,1979-04-02\nOyelaran,Bode,1991-12-30',
+    ],
+)
+def test_cells_of_a_table_are_judged_under_their_column(table: str) -> None:
+    out = _redacted(json.dumps({"rows": table}))
+    for value in ("Trevisanato", "Krautwurst", "Ilaria", "Gesine", "Oyelaran", "Bode",
+                  "1979", "1991", "02.04", "30.12"):
+        assert value not in out, (value, out)
+    assert "14C" in out or "14C" not in table
+    header = table.split("\n")[0]
+    assert header.split("\t")[0].split(";")[0].split(",")[0].strip("| ") in out  # header kept
+
+
+def test_a_table_keeps_columns_no_key_names() -> None:
+    table = "sku,product,price,dob\nBQ-118,Winter Garden bouquet,39.00,1984-07-19\nBQ-119,Copper Breeze,24.50,\n"
+    out = _redacted(table)
+    for kept in ("BQ-118", "Winter Garden bouquet", "39.00", "Copper Breeze", "24.50"):
+        assert kept in out, (kept, out)
+    assert "1984-07-19" not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello, world\nfoo, bar",  # no header cell is a known key
+        "name, as you know, is hard\nto pick, really",  # header cells are not field names
+        "release,notes\nv4.2 shipped,see the changelog",
+        "one line only: name,dob",
+    ],
+)
+def test_text_that_is_no_keyed_table_is_no_table_segment(text: str) -> None:
+    assert [s for s in segments(text) if s.kind == "table"] == []
+
+
+def test_a_table_inside_prose_is_found_and_the_prose_untouched() -> None:
+    text = "Manifest below.\nname;cabin\nEdvarda Lundqvist-Haug;B12\nThanks, desk"
+    (seg,) = [s for s in segments(text) if s.kind == "table"]
+    assert text[seg.start : seg.end] == "Edvarda Lundqvist-Haug;B12"
+    out = _redacted(text)
+    assert "Lundqvist" not in out and out.startswith("Manifest below.\nname;cabin\n") and "B12" in out
+
+
+# -- person keys and names under name keys ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("record", "gone"),
+    [
+        ({"customer": "Ottilie Brandhorst"}, "Brandhorst"),
+        ({"kunde": "VORNHOLT-ESSER Gesine"}, "VORNHOLT"),
+        ({"paciente": "Xabier Lertxundi"}, "Lertxundi"),
+        ({"passenger": "Ngozi Adeyemi-Park"}, "Adeyemi"),
+        ({"locataire": "Solène Kervadec"}, "Kervadec"),
+    ],
+)
+def test_a_person_key_redacts_a_person_like_value(record: dict, gone: str) -> None:
+    out = _redacted(json.dumps(record))
+    assert gone not in out, out
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"customer": "C-20931"},
+        {"customer": "cus_8Hq2LmP0"},
+        {"client": "web"},
+        {"client": "Desktop"},
+        {"candidate": "Release Candidate"},
+        {"member": "Gold"},
+        {"guest": "Wi-Fi Guest Network"},
+        {"patient": 12},
+    ],
+)
+def test_a_person_key_keeps_ids_and_ordinary_words(record: dict) -> None:
+    out = json.loads(_redacted(json.dumps(record)))
+    assert out == record
+
+
+def test_person_like() -> None:
+    assert person_like("Wendeline Oosterbroek")
+    assert person_like("SZCZEPANIAK Bożena")
+    assert not person_like("Release Candidate")
+    assert not person_like("Premium Plus Annual")
+    assert not person_like("c-20931")
+
+
+def test_a_double_barrelled_name_under_a_name_key_is_no_identifier() -> None:
+    body = "nom=" + urllib.parse.quote("Okonkwo-Lavallée") + "&prenom=Ysolde&ref=AB-1"
+    out = _redacted(body)
+    assert "Okonkwo" not in urllib.parse.unquote(out) and "ref=AB-1" in out
+    kept = json.loads(_redacted(json.dumps({"owner": "infra-team", "name": "build-cache"})))
+    assert kept == {"owner": "infra-team", "name": "build-cache"}
+
+
+# -- prose --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Meine Tochter Ilvy ist heute krank.", "Ilvy"),
+        ("Le moniteur, Le Bihannic, confirme le créneau.", "Le Bihannic"),
+        ("El profesor Aramburu-Lizaso revisará el examen.", "Aramburu-Lizaso"),
+        ("Mevrouw Terpstra-Hoekman belt terug.", "Terpstra-Hoekman"),
+        ("La locataire, Mme Gwladys Penhouët, a payé.", "Gwladys Penhouët"),
+        ("Il figlio Ettore Quagliarella ha chiamato.", "Ettore Quagliarella"),
+        ("Dossier ouvert pour TRÉGUIER-MAHÉ Apolline hier.", "TRÉGUIER-MAHÉ Apolline"),
+        ("Please refund Anna Berg today.", "Anna Berg"),
+        ("Transfer to Rodrigo Cienfuegos by Friday.", "Rodrigo Cienfuegos"),
+    ],
+)
+def test_names_after_roles_titles_and_in_surname_first_form(text: str, name: str) -> None:
+    assert any(name in found for found in _found(text)), _found(text)
+
+
+def test_a_title_that_looks_like_an_initial_takes_every_name_word() -> None:
+    assert _found("Réservé par M. Anatole Brisebarre hier.") in (
+        ["M. Anatole Brisebarre"], ["Anatole Brisebarre"]
+    )
+    assert _found("Le locataire, M. Anatole Brisebarre, a payé.") == ["M. Anatole Brisebarre"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order the Autumn Meadow bouquet, large.",
+        "The Grace Period ends on Friday.",
+        "Ordered the Velotra Kestrix M30 frame in blue.",
+        "Modell Brandt & Söhne Tourer4 ist ausverkauft.",
+        "Clase reservada en Obergurgl Hochgurgl para el sábado.",
+        "Deployed via HTTP Server and ACME Widgets.",
+        "Ready Player One is on the shelf.",
+    ],
+)
+def test_products_places_and_ordinary_words_are_no_names(text: str) -> None:
+    assert _found(text) == [], _found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "dob"),
+    [
+        ("My date of birth? It's the thirty-first of January 1987.", "the thirty-first of January 1987"),
+        ("born on March the third, 1980, in Cork", "March the third, 1980"),
+    ],
+)
+def test_birth_dates_with_the_day_in_words(text: str, dob: str) -> None:
+    assert _found(text, "DOB") == [dob]
+
+
+def test_a_day_in_words_without_a_birth_word_is_no_birth_date() -> None:
+    assert _found("The review is on the second of May 2025.", "DOB") == []
