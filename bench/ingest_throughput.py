@@ -10,18 +10,26 @@ separate client process over loopback to a server on the embedded chDB store.
 The server starts as production does (``flywheel serve``; --decode-workers
 passes serve's option of that name, default serve's own). Reports spans/s acknowledged,
 p50/p99 acknowledgement latency, the span count verified in the store after
-the run (every acknowledged span exactly once), memory (peak RSS, from
-/proc: each process's VmHWM for the server and its decode workers, and the
-peak of their summed VmRSS sampled every 0.2 s during the run) and the load
-average (the machine may be shared), and the server's CPU per acknowledged span, in
+the run (every acknowledged span exactly once), memory and the load average
+(the machine may be shared), and the server's CPU per acknowledged span, in
 total and by thread name (chDB names its pools: ThreadPool runs inserts and their
 materialized views, MergeMutate merges parts; "python" is every Python thread:
 HTTP, decoding, the log, and the part of an insert chDB runs in the calling thread).
 --server-env passes settings to the server (FLYWHEEL_INGEST__BATCH_SPANS=...).
+
+Memory, from /proc, of the server and its child processes (decode workers, if
+any): the targets use the *summed RSS* (VmRSS), idle (once ready, before the
+load) and peak (sampled every 0.2 s during the load and the drain). Beside it:
+the summed PSS (shared pages divided among the processes that map them; equal
+to RSS for a single process), the anonymous part (heap) of the idle and peak
+samples (the rest is file-backed: mostly chDB's library code), each process's
+VmHWM, and the RSS once idle again after the load (the writer gives memory
+back 1 s after its last insert).
+
 Machine: 2 cores, 24 GiB (client and
 server share them). Exits 1 when a target of issue 24 is missed (>= 50,000 spans/s
 at 500 spans per request, >= 25,000 at 100, p99 < 500 ms, every acknowledged span
-stored exactly once).
+stored exactly once, idle RSS < 300 MiB, peak RSS < 700 MiB).
 
     python bench/ingest_throughput.py [--clients 8] [--seconds 20] [--spans-per-request 500]
 """
@@ -54,6 +62,25 @@ def _status_kib(pid: int, field: str) -> int:
     except OSError:
         pass
     return 0
+
+
+def _memory_kib(pids: list[int]) -> dict[str, int]:
+    """Summed Rss, Pss and Anonymous (KiB) of ``pids`` from /proc/PID/smaps_rollup."""
+    out = {"Rss": 0, "Pss": 0, "Anonymous": 0}
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                key, _, value = line.partition(":")
+                if key in out:
+                    out[key] += int(value.split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+def _mib(kib_by_field: dict[str, int]) -> dict[str, float]:
+    return {"rss": round(kib_by_field["Rss"] / 1024, 1), "pss": round(kib_by_field["Pss"] / 1024, 1),
+            "anonymous": round(kib_by_field["Anonymous"] / 1024, 1)}
 
 
 def _cpu_s(pids: list[int]) -> float:
@@ -109,19 +136,22 @@ def _tree(pid: int) -> list[int]:
 
 
 class RssSampler(threading.Thread):
-    """Samples the summed RSS of the server's process tree until stopped."""
+    """Samples the summed RSS (and PSS, anonymous) of the server's process tree until stopped."""
 
     def __init__(self, pid: int, every: float = 0.2) -> None:
         super().__init__(daemon=True)
         self.pid, self.every = pid, every
         self.peak_kib = 0
+        self.at_peak = {"Rss": 0, "Pss": 0, "Anonymous": 0}
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         """Sample until ``stop``."""
         while not self._stop_event.is_set():
             rss = sum(_status_kib(p, "VmRSS") for p in _tree(self.pid))
-            self.peak_kib = max(self.peak_kib, rss)
+            if rss > self.peak_kib:
+                self.peak_kib = rss
+                self.at_peak = _memory_kib(_tree(self.pid))
             self._stop_event.wait(self.every)
 
     def stop(self) -> None:
@@ -170,6 +200,7 @@ def main() -> None:
                 time.sleep(0.1)
         sample = template(args.workload, 1, args.spans_per_request).body
         idle_kib = sum(_status_kib(p, "VmRSS") for p in _tree(server.pid))
+        idle = _memory_kib(_tree(server.pid))
         cpu_before = _cpu_s(_tree(server.pid))
         threads_before = _thread_cpu(_tree(server.pid))
         sampler.start()
@@ -186,9 +217,13 @@ def main() -> None:
         cpu = _cpu_s(procs) - cpu_before
         threads = _by_name(threads_before, _thread_cpu(procs), load["acked_spans"])
         hwm = {p: _status_kib(p, "VmHWM") for p in procs}
+        time.sleep(3)  # the writer gives memory back 1 s after its last insert
         memory = {
             "rss_idle_mib": round(idle_kib / 1024, 1),
             "peak_rss_sum_mib": round(sampler.peak_kib / 1024, 1),
+            "idle_rss_pss_anon_mib": _mib(idle),
+            "peak_rss_pss_anon_mib": _mib(sampler.at_peak),
+            "idle_after_load_rss_pss_anon_mib": _mib(_memory_kib(_tree(server.pid))),
             "peak_rss_server_mib": round(hwm[server.pid] / 1024, 1),
             "peak_rss_children_mib": [round(hwm[p] / 1024, 1) for p in procs[1:]],
         }
@@ -231,6 +266,9 @@ def main() -> None:
 #: Issue 24's targets: acknowledged-and-durable spans/s by spans per request.
 TARGET_SPANS_PER_S = {500: 50_000, 100: 25_000}
 TARGET_P99_MS = 500
+#: Issue 24's memory targets (MiB, summed RSS of the server and its children).
+TARGET_IDLE_MIB = 300
+TARGET_PEAK_MIB = 700
 
 
 def _missed(figures: dict, spans_per_request: int) -> list[str]:
@@ -243,6 +281,10 @@ def _missed(figures: dict, spans_per_request: int) -> list[str]:
         missed.append(f"p99_ms {figures['p99_ms']} >= {TARGET_P99_MS}")
     if not figures["verified"]:
         missed.append("stored != acknowledged or duplicates")
+    if figures.get("rss_idle_mib", 0) >= TARGET_IDLE_MIB:
+        missed.append(f"rss_idle_mib {figures['rss_idle_mib']} >= {TARGET_IDLE_MIB}")
+    if figures.get("peak_rss_sum_mib", 0) >= TARGET_PEAK_MIB:
+        missed.append(f"peak_rss_sum_mib {figures['peak_rss_sum_mib']} >= {TARGET_PEAK_MIB}")
     return missed
 
 

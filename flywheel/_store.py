@@ -109,6 +109,13 @@ class Store(abc.ABC):
             self._insert_arrow(table, data, dedup_token)
         return data.num_rows
 
+    def release_memory(self) -> dict[str, int]:
+        """Give back memory the backend no longer uses (a long-running process calls it when idle).
+
+        A server backend holds nothing in this process: nothing to do.
+        """
+        return {}
+
     def ping(self) -> bool:
         """True when the store answers a trivial query."""
         try:

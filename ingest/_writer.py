@@ -55,14 +55,25 @@ DATA_CODES = frozenset({6, 27, 36, 38, 41, 43, 44, 53, 69, 70, 72, 117, 128, 131
 _CODE = re.compile(r"Code:\s*(\d+)")
 #: Attempts at one frame the store refuses (while it answers) before quarantine.
 QUARANTINE_AFTER = 3
+#: Seconds without a frame after an insert before the writer gives memory back.
+IDLE_RELEASE_S = 1.0
 
 
 def to_ipc(table: pa.Table) -> pa.Buffer:
-    """Serialise a span batch for the log (Arrow IPC stream; a buffer, not copied to bytes)."""
-    sink = pa.BufferOutputStream()
-    with ipc.new_stream(sink, table.schema) as w:
+    """Serialise a span batch for the log (Arrow IPC stream; a buffer, not copied to bytes).
+
+    The stream is measured first and written once into a buffer of its exact
+    size: a growing ``BufferOutputStream`` reallocates (and faults in fresh
+    pages) as it doubles, which cost 15 times the copy itself (3.6 against
+    0.24 us a span on the agents workload).
+    """
+    mock = pa.MockOutputStream()
+    with ipc.new_stream(mock, table.schema) as w:
         w.write_table(table)
-    return sink.getvalue()
+    buf = pa.allocate_buffer(mock.size())
+    with ipc.new_stream(pa.FixedSizeBufferWriter(buf), table.schema) as w:
+        w.write_table(table)
+    return buf
 
 
 def from_ipc(payload: bytes | pa.Buffer) -> pa.Table:
@@ -128,6 +139,7 @@ class SpanWriter:
         self._inflight: collections.deque[tuple[int, float]] = collections.deque()
         self._opened_at = time.time()
         self._boot_seq = self.wal.synced_seq  # frames logged before this process started
+        self._release_due = False  # an insert ran since memory was last given back
         #: Requests being received now (``receiving_request``).
         self.receiving = 0
         self._receiving_lock = threading.Lock()
@@ -217,6 +229,7 @@ class SpanWriter:
         if pending:
             self._insert(pending, tables, replay=True)
         self._taken_seq = max(self._taken_seq, through)
+        self._release_memory()  # startup (migrations, replay) is over: the server idles
         self.state = "running"
 
     # -- request side -----------------------------------------------------
@@ -294,19 +307,23 @@ class SpanWriter:
         frame waited ``flush_interval_s``, or once no frame arrived for
         ``flush_quiet_s`` while no request is being received (a quiet log is
         not kept waiting; under load the batches grow large: every insert
-        costs the store a part per table, whatever its size).
+        costs the store a part per table, whatever its size). Once no frame
+        came for ``IDLE_RELEASE_S`` after an insert, memory is given back.
         """
         batch: list[Record] = []
         rows = 0
         first_at = 0.0
         while True:
-            timeout = None
+            timeout = IDLE_RELEASE_S if self._release_due else None
             if batch:
                 timeout = min(self.settings.flush_quiet_s, max(
                     0.0, first_at + self.settings.flush_interval_s - time.monotonic()))
             try:
                 item = self._queue.get(timeout=timeout) if timeout != 0.0 else None
             except queue.Empty:
+                if not batch:
+                    self._release_memory()
+                    continue
                 if self.receiving and time.monotonic() < first_at + self.settings.flush_interval_s:
                     continue  # requests on their way: the batch grows
                 item = None
@@ -360,6 +377,7 @@ class SpanWriter:
         self._disk_retry(lambda: self.wal.commit(records))
         while self._inflight and self._inflight[0][0] <= records[-1].seq:
             self._inflight.popleft()
+        self._release_due = True
         if outcome[0] == "ok":
             n = sum(t.num_rows for t in tables if t is not None)
             self.stats.inserted_spans += n
@@ -399,6 +417,17 @@ class SpanWriter:
                 continue
             self.state = "running"
             return "ok", ""
+
+    def _release_memory(self) -> None:
+        """Give back what inserts left behind (Arrow's pool, the store's heap and code pages)."""
+        self._release_due = False
+        pa.default_memory_pool().release_unused()
+        try:
+            released = self.store.release_memory()
+        except FlywheelError as exc:  # nothing is lost: memory stays held, that is all
+            log.warning("giving memory back failed: %s", exc.message)
+            return
+        log.debug("idle: memory given back %s", released)
 
     def _disk_retry(self, step: Callable[[], object]) -> None:
         """Run a log step (checkpoint, quarantine), backing off while its disk fails."""

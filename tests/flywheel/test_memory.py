@@ -1,0 +1,78 @@
+"""Giving memory back while idle: only clean read-only pages go, and the store keeps answering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flywheel._memory import _clean_readonly, drop_library_pages
+
+_SMAPS = """\
+7f0000000000-7f0000100000 r--p 00000000 fe:00 1 /x/chdb/_chdb.abi3.so
+Rss:                1024 kB
+Anonymous:             0 kB
+7f0000100000-7f0000300000 r-xp 00100000 fe:00 1 /x/chdb/_chdb.abi3.so
+Rss:                2048 kB
+Anonymous:             0 kB
+7f0000300000-7f0000400000 r--p 00300000 fe:00 1 /x/chdb/_chdb.abi3.so
+Rss:                1024 kB
+Anonymous:           512 kB
+7f0000400000-7f0000500000 rw-p 00400000 fe:00 1 /x/chdb/_chdb.abi3.so
+Rss:                1024 kB
+Anonymous:             0 kB
+7f0000500000-7f0000600000 r--s 00000000 fe:00 1 /x/chdb/_chdb.abi3.so
+Rss:                1024 kB
+Anonymous:             0 kB
+7f0000600000-7f0000700000 r-xp 00000000 fe:00 2 /x/pyarrow/libarrow.so
+Rss:                1024 kB
+Anonymous:             0 kB
+7f0000700000-7f0000800000 rw-p 00000000 00:00 0
+Rss:                1024 kB
+Anonymous:          1024 kB
+"""
+
+
+def test_only_readonly_private_mappings_without_a_private_page_of_the_library():
+    """Relocated data (a private page), writable, shared and other libraries' mappings stay."""
+    assert _clean_readonly(_SMAPS, "/chdb/_chdb") == [
+        (0x7F0000000000, 0x7F0000100000), (0x7F0000100000, 0x7F0000300000)]
+    assert _clean_readonly(_SMAPS, "/nothing/") == []
+
+
+def _library_rss_kib(name: str) -> int:
+    total, current = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5 and ":" not in head[0]:
+            current = name in line
+        elif current and line.startswith("Rss:"):
+            total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
+def test_the_store_answers_the_same_after_giving_memory_back(store):
+    """The chDB library's pages are unmapped, then every statement still runs (they fault back)."""
+    store.command("CREATE TABLE mem_probe (k UInt64, v String) ENGINE = MergeTree ORDER BY k")
+    store.insert("mem_probe", {"k": list(range(1000)), "v": [f"v{i}" for i in range(1000)]})
+    before = store.query("SELECT count() AS n, sum(length(v)) AS s, max(k) AS m FROM mem_probe")
+    resident = _library_rss_kib("/chdb/_chdb")
+    released = store.release_memory()
+    assert released["library_bytes"] > 0
+    assert _library_rss_kib("/chdb/_chdb") < resident / 2
+    assert store.query("SELECT count() AS n, sum(length(v)) AS s, max(k) AS m FROM mem_probe") \
+        == before
+    store.insert("mem_probe", {"k": [5000], "v": ["after"]})
+    store.command("OPTIMIZE TABLE mem_probe FINAL")  # a merge runs the merge code again
+    assert store.scalar("SELECT count() FROM mem_probe") == 1001
+    assert drop_library_pages("/no/such/library") == 0
+
+
+def test_the_embedded_engine_merges_column_by_column(store):
+    """ENGINE_CONFIG reaches the engine (vertical merges, small merge blocks)."""
+    got = {r["name"]: r["value"] for r in store.query(
+        "SELECT name, value FROM system.merge_tree_settings WHERE name IN "
+        "('merge_max_block_size', 'vertical_merge_algorithm_min_rows_to_activate')")}
+    assert got == {"merge_max_block_size": "2048",
+                   "vertical_merge_algorithm_min_rows_to_activate": "16384"}
