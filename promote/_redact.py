@@ -35,6 +35,7 @@ from flywheel.pii import (
     Detection,
     Detector,
     longest_first,
+    national_id_scheme,
     normalise_key,
     person_like,
     segments,
@@ -89,6 +90,11 @@ def _try_json(text: str) -> tuple[Any, bool]:
         return json.loads(text), True
     except ValueError:
         return text, False
+
+
+def _checked_id(value: str) -> str | None:
+    """CHECKED_ID keys: NATIONAL_ID when a national id's check digits pass, else None."""
+    return "NATIONAL_ID" if national_id_scheme(value) else None
 
 
 class Redactor:
@@ -248,8 +254,8 @@ class _TraceJob:
         if isinstance(node, list):
             return [self._node(v, _json_path(path, i), label, depth) for i, v in enumerate(node)]
         if label is not None and isinstance(node, (int, float)) and not isinstance(node, bool):
-            if label == "AUTO":  # a number under a person or contact key: only what it is
-                label = self._auto_label(str(node))
+            if label in ("AUTO", "CHECKED_ID"):  # a number under such a key: only what it is
+                label = self._auto_label(str(node)) if label == "AUTO" else _checked_id(str(node))
                 if label is None:
                     return node
             return self._whole(str(node), path, label)
@@ -260,8 +266,8 @@ class _TraceJob:
             stripped = s.strip()
             if PSEUDONYM.fullmatch(stripped):
                 return s
-            if label == "AUTO":
-                label = self._auto_label(stripped)
+            if label in ("AUTO", "CHECKED_ID"):
+                label = self._auto_label(stripped) if label == "AUTO" else _checked_id(stripped)
                 if label is None:
                     return self._text(s, path, depth)
             if label == "NAME" and (

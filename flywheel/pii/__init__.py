@@ -31,5 +31,6 @@ __all__, __getattr__, __dir__ = lazy_exports(
         "flywheel.pii._scan": ["Finding", "find_leaks", "find_leaks_in_dir", "scan_document", "strings_in"],
         "flywheel.pii._secrets": ["looks_random"],
         "flywheel.pii._people": ["person_like"],
+        "flywheel.pii._ids": ["national_id_scheme"],
     },
 )

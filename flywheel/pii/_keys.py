@@ -18,7 +18,8 @@ from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
-#: Labels a key rule may name (``AUTO``: the value's own detected type, NAME otherwise).
+#: Labels a key rule may name (``AUTO``: the value's own detected type, NAME for a
+#: person-like value; ``CHECKED_ID``: NATIONAL_ID when a check-digit scheme accepts it).
 KEY_LABELS: tuple[str, ...] = (
     "EMAIL",
     "PHONE",
@@ -32,6 +33,7 @@ KEY_LABELS: tuple[str, ...] = (
     "DOB",
     "SECRET",
     "AUTO",
+    "CHECKED_ID",
 )
 
 
@@ -121,6 +123,18 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "cliente paziente passeggero ospite dipendente inquilino studente alunno autista "
     "klant patient passagier huurder leerling werknemer bestuurder "
     "passageiro hospede funcionario inquilino aluno aluna motorista",
+)
+
+#: Keys of a document or an identity whose value is a national id only when its check
+#: digits pass (``CHECKED_ID``, see ``flywheel.pii._ids``): ``{"doc": "123456782"}`` is a
+#: BSN, ``{"doc": "README-v2"}`` stays.
+DEFAULT_KEY_RULES.update(
+    _rules(
+        CHECKED_ID="doc docno docnr docnumber document documentno documentnumber documentid "
+        "documento numerodocumento numdocumento dokument dokumentnummer dokumentnr "
+        "identification identity identite identidad identita identiteit identidade "
+        "personalnumber personnummer "
+    )
 )
 
 #: Key suffix rules (the longest matching suffix wins: ``ipaddress`` beats ``address``).

@@ -186,5 +186,44 @@ class PatternDetector:
         if entity == "US_SSN" and score < SCORE_THRESHOLD:
             if _SSN_CONTEXT.search(text[max(0, s - _SSN_CONTEXT_WINDOW) : s]):
                 score = 0.5
+        if entity == "CREDIT_CARD" and not card_network_ok(text[s:e].translate(_NOT_DIGITS)):
+            return  # Luhn passes one random number in ten: "F-20250312-0091", a pet's chip
+        if entity == "PHONE_NUMBER" and (_isbn13(text[s:e]) or _LONG_DIGITS.match(text[s:e])):
+            return  # "978-3-16-148410-0" is a book; 14+ digits without "+" are no dialled number
         if score >= SCORE_THRESHOLD:
             kept.append(Detection(s, e, ENTITY_LABELS[entity], score, "pattern"))
+
+
+_NOT_DIGITS = str.maketrans("", "", "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit()))
+#: Card networks by issuer prefix and length (ISO/IEC 7812 ranges as the networks publish
+#: them, with JCB's and Maestro's older ranges): Visa, Mastercard (51-55 and 2221-2720),
+#: American Express, Diners Club, Discover, JCB, UnionPay, Maestro.
+_NETWORKS: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
+    (re.compile(r"4"), (13, 16, 19)),
+    (re.compile(r"5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720"), (16,)),
+    (re.compile(r"3[47]"), (15,)),
+    (re.compile(r"30[0-5]|3095|36|3[89]"), tuple(range(14, 20))),
+    (re.compile(r"6011|64[4-9]|65"), tuple(range(16, 20))),
+    (re.compile(r"35"), tuple(range(16, 20))),
+    (re.compile(r"2131|1800"), (15,)),  # JCB's older 15-digit ranges
+    (re.compile(r"62|81"), tuple(range(16, 20))),
+    (re.compile(r"50|5[6-9]|6|0604"), tuple(range(12, 20))),
+)
+
+
+def card_network_ok(digits: str) -> bool:
+    """Whether a Luhn-valid digit string has the prefix and length of a card network."""
+    return any(rx.match(digits) and len(digits) in lengths for rx, lengths in _NETWORKS)
+
+
+_LONG_DIGITS = re.compile(r"\A\d{14,}\Z")
+_ISBN13 = re.compile(r"\A97[89][- ]?\d{1,5}[- ]?\d{1,7}[- ]?\d{1,7}[- ]?\d\Z")
+
+
+def _isbn13(s: str) -> bool:
+    """A hyphenated or plain ISBN-13 (prefix 978/979 and its check digit; python-stdnum)."""
+    if not _ISBN13.match(s):
+        return False
+    from stdnum import isbn
+
+    return isbn.is_valid(s)

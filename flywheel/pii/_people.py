@@ -20,7 +20,8 @@ step. What people write in agent traces is narrow enough for rules:
   nacido, nato, nascido, geboren op, DOB...);
 - national ids: a run of digits and capitals after an id word (Steuer-ID,
   sécurité sociale, DNI, codice fiscale...), and the self-checking formats of
-  the Spanish DNI and the Italian codice fiscale.
+  the Spanish DNI, the Italian codice fiscale and the French NIR (check
+  characters validated by ``python-stdnum``, see ``_ids``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 
+from flywheel.pii._ids import national_id_scheme
 from flywheel.pii._lexicon import is_common, zipf
 from flywheel.pii._types import Detection
 
@@ -602,6 +604,8 @@ _ID_CONTEXT = re.compile(
     rf"(?i)\b(?:{_ID_WORDS})\b[^\n\d]{{0,20}}?(?P<v>(?-i:[A-Z0-9](?:[A-Z0-9]|[ ./\-](?=[A-Z0-9])){{5,24}}))"
 )
 _DNI = re.compile(r"\b(?P<n>\d{8})-?(?P<l>[A-Z])\b")
+#: The French NIR's shape (sex, year, month, department, commune, order, key), spaced or not.
+_NIR = re.compile(r"(?<![\d.])[12378][ ]?\d{2}[ ]?\d{2}[ ]?(?:\d{2}|2[AB])[ ]?\d{3}[ ]?\d{3}[ ]?\d{2}(?![\d.])")
 _CF = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b")
 
 
@@ -617,6 +621,8 @@ def detect_national_ids(text: str) -> list[Detection]:
     for m in _DNI.finditer(text):
         if "TRWAGMYFPDXBNJZSQVHLCKE"[int(m.group("n")) % 23] == m.group("l"):
             out.append(Detection(m.start(), m.end(), "NATIONAL_ID", 0.8, "national-id"))
-    for m in _CF.finditer(text):
-        out.append(Detection(m.start(), m.end(), "NATIONAL_ID", 0.8, "national-id"))
+    for rx in (_CF, _NIR):  # checked by their check characters (python-stdnum)
+        for m in rx.finditer(text):
+            if national_id_scheme(m.group(), strong_only=True):
+                out.append(Detection(m.start(), m.end(), "NATIONAL_ID", 0.8, "national-id"))
     return out

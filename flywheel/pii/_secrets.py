@@ -112,6 +112,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/.~]{18,}[A-Za-z0-9]={0,2}")
 # Every provider format and random token has a run this long: a cheap gate before ~30 regexes.
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}")
 _HEX = re.compile(r"^(?:[0-9a-f]+|[0-9A-F]+)$")
+#: A short lower-case type word and an underscore before an id (Stripe-style ``evt_``,
+#: ``cus_``, ``req_``): providers' secret prefixes are matched by their own patterns.
+_OBJECT_ID = re.compile(r"^[a-z]{2,6}_([A-Za-z0-9]+)$")
 _EXTRA_GATE = literal_gate(_EXTRA_FORMATS)
 _PROSE_GATE = literal_gate(_PROSE)
 
@@ -132,6 +135,9 @@ def looks_random(token: str) -> bool:
     they are look-alikes, not secrets.
     """
     core = token.strip("=")
+    prefixed = _OBJECT_ID.match(core)
+    if prefixed:  # "evt_3QxT8v2Kp9Zr4Wy7", "req_01JC9ZK4...": a typed object id; judge its body
+        core = prefixed.group(1)
     if len(core) < 20 or _HEX.match(core):
         return False
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):

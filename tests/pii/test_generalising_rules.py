@@ -194,3 +194,72 @@ def test_birth_dates_with_the_day_in_words(text: str, dob: str) -> None:
 
 def test_a_day_in_words_without_a_birth_word_is_no_birth_date() -> None:
     assert _found("The review is on the second of May 2025.", "DOB") == []
+
+
+# -- national ids by check digits, and numbers that only look like ids or cards --------
+
+
+def test_check_digit_schemes() -> None:
+    from flywheel.pii import national_id_scheme
+
+    assert national_id_scheme("111222333") == "nl.bsn"  # 9*1+8*1+7*1+6*2+5*2+4*2+3*3+2*3-3 = 66
+    assert national_id_scheme("111222334") is None
+    assert national_id_scheme("2 69 05 49 588 157 80", strong_only=True) == "fr.nir"
+    assert national_id_scheme("111222333", strong_only=True) is None  # weak: needs a key
+    assert national_id_scheme("1234") is None
+
+
+@pytest.mark.parametrize(
+    ("record", "kept"),
+    [
+        ({"doc": "111222333"}, False),  # a BSN under a document key
+        ({"document_number": "111 222 333"}, False),
+        ({"doc": "111222334"}, True),  # the check digit fails: no id
+        ({"doc": "README-v2.md"}, True),
+        ({"document": "Q3 planning notes"}, True),
+        ({"doc": 20251104}, True),
+    ],
+)
+def test_a_document_key_takes_a_value_whose_check_digits_pass(record: dict, kept: bool) -> None:
+    out = json.loads(_redacted(json.dumps(record)))
+    assert (out == record) is kept, out
+
+
+def test_a_document_column_of_a_table() -> None:
+    table = "surname,given,doc,berth\nHalvorsen-Idowu,Tove,111222333,C4\nBrekke,Sølvi,111222334,C5"
+    out = _redacted(table)
+    assert "111222333" not in out and "Halvorsen" not in out
+    assert "111222334" in out and "C4" in out and "C5" in out
+
+
+def test_a_nir_without_a_context_word_is_a_national_id() -> None:
+    assert _found("Numéro: 2 69 05 49 588 157 80, merci.", "NATIONAL_ID") == ["2 69 05 49 588 157 80"]
+    assert _found("Colis 2 69 05 49 588 157 81 livré.", "NATIONAL_ID") == []  # key fails
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice F-20250312-0091 is paid.",  # Luhn passes, no card network starts 2025
+        "Chip number 250269604771235 registered for the cat.",  # 15 digits, no network
+        "ISBN 978-3-16-148410-0 is back in stock.",
+        "Stripe sent evt_1PqR7sT2uV3wX4yZ for the refund.",
+        "Request req_01HZX3K9T2W8M5N7P3Q6R1S0V4 failed.",
+    ],
+)
+def test_ids_that_pass_a_checksum_are_no_cards_phones_or_secrets(text: str) -> None:
+    assert [d.label for d in shared_detector().detect(text)] == [], shared_detector().detect(text)
+
+
+@pytest.mark.parametrize(
+    "card",
+    ["4111 1111 1111 1111", "5555 5555 5555 4444", "2223 0031 2200 3222", "3782 822463 10005",
+     "6011 1111 1111 1117", "3530 1113 3330 0000"],
+)
+def test_cards_of_every_network_are_still_cards(card: str) -> None:
+    assert _found(f"Paid with {card} yesterday.", "CARD") == [card]
+
+
+def test_a_prefixed_secret_is_still_a_secret() -> None:
+    tok = "key_Zq8Lw3Nv6Tb1Xc4Md7Pf0Rg2Hs5Jk9"
+    assert _found(f"use {tok} for the upload", "SECRET") == [tok]
