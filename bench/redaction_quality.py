@@ -262,6 +262,7 @@ def run(corpus: str, workdir: Path) -> dict[str, Any]:
     decoys = Counter()
     decoy_lost: list[str] = []
     bundle_leaks: list[str] = []
+    leaking_traces: set[str] = set()
     for trace_id, lab in labels.items():
         resp = responses.get(trace_id)
         resp_text = "\x00".join(haystack(resp)) + "\x00" + queue_text if resp else ""
@@ -284,6 +285,7 @@ def run(corpus: str, workdir: Path) -> dict[str, Any]:
                 if leaked(p, task_text):
                     rows[p["type"]]["leak_task"] += 1
                     bundle_leaks.append(f"{lab['key']} {p['type']}")
+                    leaking_traces.add(trace_id)
         raw_text = resp_text
         for dv in lab["decoys"]:
             decoys["n"] += 1
@@ -292,6 +294,8 @@ def run(corpus: str, workdir: Path) -> dict[str, Any]:
             else:
                 decoy_lost.append(f"{lab['key']}: {dv!r}")
     store.close()
+    leaking_tasks = {bundle_tasks[tr].get("task_id") for tr in leaking_traces if tr in bundle_tasks}
+    clean_refusals = [f for f in refused if f.get("task_id") not in leaking_tasks]
     return {
         "corpus": corpus,
         "traces": len(labels),
@@ -301,6 +305,8 @@ def run(corpus: str, workdir: Path) -> dict[str, Any]:
         "pipeline_s": round(pipeline_s, 1),
         "release_refused_findings": len(refused),
         "refused_types": dict(Counter(f.get("entity", f.get("type", "?")) for f in refused)),
+        "refused_rules": dict(Counter(f.get("rule", "?") for f in refused)),
+        "refused_on_clean_tasks": len(clean_refusals),
         "export_error": export_error,
         "rows": {k: dict(v) for k, v in sorted(rows.items())},
         "misses": {k: v for k, v in sorted(misses.items())},
@@ -351,7 +357,9 @@ def report(fig: dict[str, Any]) -> bool:
     )
     print(
         f"release scanner: {fig['release_refused_findings']} finding(s) refused the first release "
-        f"{fig['refused_types']}; export: {fig['export_error'] or 'ok'}"
+        f"{fig['refused_types']} by rule {fig['refused_rules']}; "
+        f"{fig['refused_on_clean_tasks']} on tasks (or the manifest) holding no planted value; "
+        f"export: {fig['export_error'] or 'ok'}"
     )
     print(f"{'type':<12} {'recall, all fields':<30} {'recall in the released task':<30}")
     for t, r in fig["rows"].items():

@@ -36,12 +36,13 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from flywheel.evalset._leaks import refuse_leaks, scan_bundle, scan_release, stored_exceptions
+from flywheel.evalset._source_values import personal_values
 from flywheel.evalset._task import TASK_SCHEMA_VERSION, Task
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -357,14 +358,16 @@ def release_tasks(
     released_by: str = "",
     policies: dict[str, Any] | None = None,
     leak_exceptions: Sequence[dict[str, Any]] = (),
+    source_values: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ReleaseResult:
     """Write a new immutable version of ``name`` from ``tasks`` (no-op when unchanged).
 
     Held-out tasks whose split reached its exposure limit are moved into dev
     first (``metadata.split = "dev"``, ``metadata.retired_from_held_out``).
     Every task and the manifest are scanned for personal data and secrets
-    first; a finding not in ``leak_exceptions`` (dicts with ``task_id``,
-    ``path``, ``entity``) refuses the release.
+    first (also for the values of ``source_values``, see ``scan_release``); a
+    finding not in ``leak_exceptions`` (dicts with ``task_id``, ``path``,
+    ``entity``) refuses the release.
 
     Raises:
         UserError: No tasks, duplicate ids, or an invalid split.
@@ -410,7 +413,7 @@ def release_tasks(
             )
 
         manifest = manifest_with(())
-        findings = scan_release(tasks, manifest.model_dump(mode="json"))
+        findings = scan_release(tasks, manifest.model_dump(mode="json"), source_values)
         used = refuse_leaks(findings, leak_exceptions, f"release of {name}")
         if used:
             manifest = manifest_with(used)
@@ -803,7 +806,11 @@ def release_from_store(
     max_held_out_uses: int | None = None,
     released_by: str = "",
 ) -> ReleaseResult:
-    """Release the approved tasks of ``name`` as a new version (see ``release_tasks``)."""
+    """Release the approved tasks of ``name`` as a new version (see ``release_tasks``).
+
+    The scanner's second witness reads each task's source trace: what it held
+    under personal keys must not be in the task (``_source_values``).
+    """
     tasks, policy_ids = approved_tasks(store, name, project=project)
     result = release_tasks(
         root,
@@ -814,6 +821,9 @@ def release_from_store(
         released_by=released_by,
         policies=_policy_bodies(store, policy_ids, project),
         leak_exceptions=stored_exceptions(store, name, project=project),
+        source_values=personal_values(
+            store, [t.source_trace_id for t in tasks if t.source_trace_id], project=project
+        ),
     )
     if result.created:
         record_release(store, result, read_tasks(result.path), project=project)

@@ -11,18 +11,25 @@ exception is an append-only review event (kind ``leak-exception`` in the
 review log, written by ``flywheel.promote.record_leak_exception``); the
 release copies the exceptions it used into its manifest, so an export (which
 has no database) honours the same ones.
+
+The detectors are redaction's own, so they cannot see what redaction missed.
+A release from the store therefore has a second, independent witness
+(``_source_values``): the values each task's source trace held under
+personal keys; one still in the task, verbatim, is a finding (rule
+``source-value``) like any other. An export has no store: it re-runs the
+detectors only.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flywheel.evalset._task import Task
-from flywheel.pii import scan_document
+from flywheel.pii import find_values, scan_document
 
 from flywheel.errors import LeakRefused
 
@@ -50,14 +57,36 @@ class LeakFinding:
         return {"task_id": self.task_id, "path": self.path, "entity": self.entity, "rule": self.rule}
 
 
-def scan_release(tasks: Sequence[Task], manifest: dict[str, Any]) -> list[LeakFinding]:
-    """Every detector over every task and over the manifest (its exceptions excepted)."""
+def scan_release(
+    tasks: Sequence[Task],
+    manifest: dict[str, Any],
+    source_values: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[LeakFinding]:
+    """Every detector over every task and over the manifest (its exceptions excepted).
+
+    Args:
+        tasks: The tasks to release.
+        manifest: Their manifest.
+        source_values: Per source trace id, value -> type of what the trace held
+            under personal keys (``_source_values.personal_values``); a task
+            holding one of its own trace's values, or the manifest one of any,
+            is a finding too.
+    """
+    known = source_values or {}
     out: list[LeakFinding] = []
     for t in tasks:
         doc = t.model_dump(mode="json")
-        out += [LeakFinding(t.task_id, f.path, f.entity, f.rule) for f in scan_document(doc)]
+        found = scan_document(doc)
+        values = known.get(t.source_trace_id or "")
+        if values:
+            found += find_values(doc, values)
+        out += [LeakFinding(t.task_id, f.path, f.entity, f.rule) for f in found]
     body = {k: v for k, v in manifest.items() if k != "leak_exceptions"}
-    out += [LeakFinding("", f.path, f.entity, f.rule) for f in scan_document(body, root="manifest")]
+    found = scan_document(body, root="manifest")
+    every = {v: e for values in known.values() for v, e in values.items()}
+    if every:
+        found += find_values(body, every, root="manifest")
+    out += [LeakFinding("", f.path, f.entity, f.rule) for f in found]
     return out
 
 

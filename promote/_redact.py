@@ -34,6 +34,7 @@ from flywheel.pii import (
     PSEUDONYM,
     Detection,
     Detector,
+    is_identifier,
     longest_first,
     national_id_scheme,
     normalise_key,
@@ -50,13 +51,6 @@ from flywheel.promote._redact_types import (
     TraceStep,
 )
 
-# A NAME-keyed value that is really an identifier (tool name, file name,
-# slug): keep it. Person names have no underscores, dots, slashes or digits.
-_IDENTIFIER = re.compile(r"\A[A-Za-z0-9_.\-/:]*[_.\-/:0-9][A-Za-z0-9_.\-/:]*\Z")
-# A double-barrelled name ("Nkemelu-Vasseur", "Mwangi-Holt") is no identifier.
-_HYPHENATED_NAME = re.compile(r"\A[A-ZÀ-Þ][a-zß-ÿ'’]+(?:-[A-ZÀ-Þ][a-zß-ÿ'’]+)+\Z")
-# A NAME-keyed value that is one lower-case word ("stripe", "admin") is a handle, not a person.
-_NOT_A_NAME = re.compile(r"\A[a-z0-9]+\Z")
 # Values under a credential key that hold no credential.
 _NOT_A_SECRET = re.compile(
     r"(?i)\A(?:\*+|x{3,}|null|none|true|false|bearer|basic|redacted|<[^>]*>|\$\{[^}]*\}|.{0,3})\Z"
@@ -271,9 +265,7 @@ class _TraceJob:
                 if label is None:
                     return self._text(s, path, depth)
             if label == "NAME" and (
-                s in self.tool_names
-                or (_IDENTIFIER.match(stripped) and not _HYPHENATED_NAME.match(stripped))
-                or _NOT_A_NAME.match(stripped)
+                s in self.tool_names or is_identifier(stripped)
             ):
                 return self._text(s, path, depth)
             if label == "SECRET" and _NOT_A_SECRET.match(stripped):

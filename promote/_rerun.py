@@ -29,6 +29,7 @@ from flywheel.evalset import task_sha256
 from flywheel.promote._candidates import load_traces, root_step, steps_json, write_candidates
 from flywheel.promote._draft import draft_task
 from flywheel.promote._redact import Redactor
+from flywheel.pii import normalise_key
 from flywheel.promote._redact_types import DEFAULT_KEY_RULES, RedactionPolicy, TraceStep
 from flywheel.promote._review import (
     ReviewEvent,
@@ -65,6 +66,11 @@ def _check_rules(
         lab = str(label).strip().upper()
         if not str(k).strip():
             raise UserError("key_rules has an empty JSON key; name the key whose value to redact")
+        if not normalise_key(str(k)):
+            raise UserError(
+                f"key_rules[{k!r}] matches no key (it has no letters or digits); "
+                "name the JSON key whose value to redact"
+            )
         if not _LABEL.match(lab):
             raise UserError(
                 f"key_rules[{k!r}]: label {label!r} is not a label; use e.g. NAME, EMAIL, AUTO"

@@ -184,3 +184,23 @@ def _label(norm: str, table: dict[str, str], suffixes: list[tuple[str, str]]) ->
         if norm.endswith(suffix) and norm != suffix + "s":
             return lab
     return None
+
+
+# A value under a name key that is an identifier (tool name, file name, slug, handle), not a
+# person: punctuation or digits inside and no spaces, or one lower-case word.
+_IDENTIFIER = re.compile(r"\A[A-Za-z0-9_.\-/:]*[_.\-/:0-9][A-Za-z0-9_.\-/:]*\Z")
+_LOWER_WORD = re.compile(r"\A[a-z0-9]+\Z")
+# A double-barrelled name ("Nkemelu-Vasseur", "Jean-Pierre") is no identifier.
+_HYPHENATED_NAME = re.compile(r"\A[A-ZÀ-Þ][a-zß-ÿ'’]+(?:-[A-ZÀ-Þ][a-zß-ÿ'’]+)+\Z")
+
+
+def is_identifier(value: str) -> bool:
+    """True for ``get_weather``, ``platform-team``, ``report.pdf``, ``admin``; False for a person.
+
+    Capitalised words joined by hyphens (``Quenneville-Ardouin``,
+    ``Jean-Pierre``) are a name, not an identifier.
+    """
+    v = value.strip()
+    if _LOWER_WORD.match(v):
+        return True
+    return _IDENTIFIER.match(v) is not None and _HYPHENATED_NAME.match(v) is None

@@ -7,14 +7,18 @@ values, base64 and percent-encoded runs decoded -- and reports each finding
 by entity type and path, never by value. Pseudonyms (``<EMAIL_1>``) are not
 findings. ``find_leaks`` checks for known values (a test knows what it
 planted), also inside JSON stored as a string, where escaping (``\\n``,
-``\\u00e9``) would hide a plain substring search.
+``\\u00e9``) would hide a plain substring search; ``find_values`` does the
+same for values a caller knows are personal (the release's second witness:
+what the source trace held under personal keys) and reports them by path and
+type like a detector.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
@@ -170,3 +174,64 @@ def scan_document(
     scan = _Scan(entities)
     scan.node(node, root, 0)
     return sorted(set(scan.found), key=lambda f: (f.path, f.entity, f.rule))
+
+
+def find_values(
+    node: Any, values: Mapping[str, str], *, root: str = "$", rule: str = "source-value"
+) -> list[Finding]:
+    """Where any of ``values`` (value -> entity type) occurs in ``node``, by path, never the value.
+
+    A value counts where it stands as a whole word (``Ana`` is not in
+    ``Banana``), in any string or key, in JSON held in a string and in its
+    percent-decoded form; e-mail addresses match in any case. Pseudonyms are
+    never compared (a value is never a pseudonym).
+    """
+    wanted = [(v, e) for v, e in values.items() if v]
+    if not wanted:
+        return []
+    found: set[Finding] = set()
+    stack: list[tuple[Any, str, int]] = [(node, root, 0)]
+    while stack:
+        cur, path, depth = stack.pop()
+        if isinstance(cur, dict):
+            for k, v in cur.items():
+                stack.append((str(k), path + ".<key>", depth))
+                stack.append((v, _child(path, k), depth))
+        elif isinstance(cur, (list, tuple)):
+            stack.extend((v, _child(path, i), depth) for i, v in enumerate(cur))
+        elif isinstance(cur, str):
+            if depth < 4 and cur.lstrip()[:1] in ("{", "[", '"'):
+                try:
+                    stack.append((json.loads(cur), path, depth + 1))
+                    continue
+                except ValueError:
+                    pass
+            texts = {cur}
+            if "%" in cur or "+" in cur:
+                texts.add(urllib.parse.unquote_plus(cur))
+            for value, entity in wanted:
+                if any(_occurs(value, t, entity == "EMAIL") for t in texts):
+                    found.add(Finding(path, entity, rule))
+        elif cur is not None and not isinstance(cur, bool):
+            for value, entity in wanted:
+                if _occurs(value, str(cur), False):
+                    found.add(Finding(path, entity, rule))
+    return sorted(found, key=lambda f: (f.path, f.entity, f.rule))
+
+
+def _occurs(value: str, text: str, fold: bool) -> bool:
+    if fold:
+        value, text = value.casefold(), text.casefold()
+    start = text.find(value)
+    while start != -1:
+        end = start + len(value)
+        if (start == 0 or not _word(text[start - 1]) or not _word(value[0])) and (
+            end == len(text) or not _word(text[end]) or not _word(value[-1])
+        ):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"

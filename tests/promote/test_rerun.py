@@ -151,6 +151,11 @@ async def test_redact_route(one: tuple[Store, str]) -> None:
         assert r.status_code == 409 and r.json()["error"]["type"] == "ConflictError"
         r = await c.post(url, json={**body, "deny_strings": {"NAME": [""]}}, headers=h)
         assert r.status_code == 400
+        for rules, named in (({"--": "NAME"}, "'--'"), ({"holder": "not a label"}, "not a label")):
+            r = await c.post(url, json={**body, "key_rules": rules}, headers=h)
+            assert r.status_code == 400, r.text
+            message = r.json()["error"]["message"]
+            assert named in message and "\n" not in message
         r = await c.post(url, json=body, headers=h)
         assert r.status_code == 200, r.text
         assert r.json()["version"] == 2 and r.json()["status"] == "claimed"
