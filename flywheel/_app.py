@@ -3,7 +3,9 @@
 Like the CLI entry, this is the one place that gathers every package: each
 package in ``API_PACKAGES`` has ``flywheel.<package>._api`` with ``router``
 (an ``APIRouter``) and optionally ``lifespan(app)`` (an async context manager
-for its background work). Errors of the exception tree become ``{"error": {"type", "message"}}``
+for its background work) and ``redact_trace_view(body)`` (the redactor the
+trace routes apply for a key without scope ``raw``; set on
+``app.state.redact_trace_view``, None when no package offers one). Errors of the exception tree become ``{"error": {"type", "message"}}``
 with the error's HTTP status, in one handler, secrets masked. Every route
 declares its scopes (``flywheel._authz``); the app is not built otherwise.
 """
@@ -94,6 +96,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(admin_router)
     for module in modules:
         app.include_router(module.router)
+    app.state.redact_trace_view = next(
+        (m.redact_trace_view for m in modules if hasattr(m, "redact_trace_view")), None
+    )
     check_routes(app)
     app.state.key_cache = KeyCache(store)
     app.state.local_token = new_token()  # written into the store directory by `flywheel serve`

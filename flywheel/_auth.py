@@ -11,7 +11,11 @@ revoked). A key belongs to one project and carries
   ======== ==========================================================
   ingest   write spans (``POST /v1/traces``) and nothing else: an agent's
            key cannot read traces
-  read     every read route, and analysis that stores what it derives
+  read     every read route, and analysis that stores what it derives;
+           trace text (``GET /api/traces/{id}`` and its spans) comes
+           redacted, as a reviewer sees it
+  raw      with ``read``: that trace text as recorded (unredacted); alone
+           it opens no route
   review   the review queue and candidates, and review events
   admin    keys, the audit log, the effective configuration (releases
            are made against the store, ``flywheel evalset release``,
@@ -50,7 +54,7 @@ if TYPE_CHECKING:
     from ._store import Store
 
 #: Every scope a key may carry (see the module docstring).
-SCOPES: tuple[str, ...] = ("ingest", "read", "review", "admin")
+SCOPES: tuple[str, ...] = ("ingest", "read", "raw", "review", "admin")
 #: Paths without project data, served without a credential.
 OPEN_PATHS = frozenset({"/healthz", "/readyz", "/docs", "/redoc", "/openapi.json", "/metrics"})
 KEYS_TABLE = "auth_keys"

@@ -5,15 +5,24 @@ app's one error handler); the routes are plain ``def`` so FastAPI runs the
 store reads in its thread pool. A trace is serialised once, straight from its
 model to JSON bytes (a 10,000-span trace is megabytes; validating it a second
 time as a response model would double the cost).
+
+Who sees what: a trace's text (steps, attributes, events, names, status
+messages) is personal data as recorded. A key with scope ``raw`` (and
+``read``) gets it as recorded; a ``read`` key without ``raw`` gets it through
+the app's trace-view redactor (``app.state.redact_trace_view``: promotion's
+redactor, default policy, pseudonyms consistent within the response), the
+same text a reviewer sees; with no redactor mounted it is refused (403), never
+sent raw.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
-from flywheel import Store, request_project, requires
+from flywheel import ForbiddenError, Store, request_principal, request_project, requires
 
 from ._models import ApiError, SpanNode, TraceDetail, TraceList
 from ._read import MAX_LIMIT, encode_cursor, list_traces, parse_time
@@ -29,6 +38,20 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 def _ctx(request: Request) -> tuple[Store, str]:
     return request.app.state.store, request_project(request)
+
+
+def _viewed(request: Request, model: Any) -> Response:
+    """``model`` as JSON, redacted unless the request's principal holds scope ``raw``."""
+    if request_principal(request).allows("raw"):
+        return Response(model.model_dump_json(), media_type="application/json")
+    redact = getattr(request.app.state, "redact_trace_view", None)
+    if redact is None:
+        raise ForbiddenError(
+            "trace text is shown redacted to keys without scope raw, and no redactor is "
+            "mounted on this server; use a key with scopes read and raw"
+        )
+    return Response(json.dumps(redact(model.model_dump(mode="json")), ensure_ascii=False),
+                    media_type="application/json")
 
 
 @router.get(
@@ -93,7 +116,8 @@ def list_traces_route(
     "/{trace_id}",
     operation_id="get_trace",
     dependencies=[requires("read")],
-    summary="One trace: its summary and a page of its spans in tree order with their steps.",
+    summary="One trace: its summary and a page of its spans in tree order with their steps "
+    "(text redacted unless the key has scope raw).",
     response_model=TraceDetail,
     responses={**_ERRORS, 404: {"model": ApiError, "description": "No such trace in the project."}},
 )
@@ -118,18 +142,19 @@ def get_trace_route(
     store, project = _ctx(request)
     detail = get_trace(store, trace_id, project=project, attributes=attributes,
                        offset=offset, limit=limit)
-    return Response(detail.model_dump_json(), media_type="application/json")
+    return _viewed(request, detail)
 
 
 @router.get(
     "/{trace_id}/spans/{span_id}",
     operation_id="get_span",
     dependencies=[requires("read")],
-    summary="One span of a trace with its step, raw attributes, events and links.",
+    summary="One span of a trace with its step, attributes, events and links "
+    "(text redacted unless the key has scope raw).",
     response_model=SpanNode,
     responses={**_ERRORS, 404: {"model": ApiError, "description": "No such trace or span."}},
 )
-def get_span_route(request: Request, trace_id: str, span_id: str) -> SpanNode:
+def get_span_route(request: Request, trace_id: str, span_id: str) -> Response:
     """A span's attributes on demand (page a large trace with ``attributes=false``)."""
     store, project = _ctx(request)
-    return get_span(store, trace_id, span_id, project=project)
+    return _viewed(request, get_span(store, trace_id, span_id, project=project))

@@ -16,6 +16,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from flywheel.promote._api_guard import guard_response
+# The app applies it to trace views for keys without scope raw (flywheel._app).
+from flywheel.promote._api_guard import redact_trace_view  # noqa: F401
 from flywheel.promote._candidates import get_candidate
 from flywheel.promote._review import STATUSES, queue, record_event, review_state, reviewer_progress
 from pydantic import BaseModel, Field

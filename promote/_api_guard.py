@@ -20,6 +20,7 @@ must be able to quote).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flywheel.promote._redact import Redactor
@@ -40,6 +41,32 @@ def _redactor(store: Store | None, candidate_id: str | None, project: str) -> Re
 
     keys, deny = stored_rules(store, candidate_id, project=project)
     return Redactor(merged_policy(keys, deny) if keys or deny else RedactionPolicy())
+
+
+#: Keys of a trace view (``GET /api/traces/{id}``) that are the tree's structure, never text.
+VIEW_KEPT_KEYS: frozenset[str] = frozenset(
+    {"trace_id", "span_id", "parent_span_id", "children", "roots", "project", "tool_call_id"}
+)
+
+
+#: Fields of the trace view's own schema that a key rule would misread (a span's or an
+#: event's ``name``, the summary's ``session_id``): redacted as text, like any string.
+VIEW_PLAIN_PATHS = re.compile(
+    r"\A\$(?:\.spans\[\d+\])?(?:\.events\[\d+\])?\.name\Z|\A\$\.summary\.session_id\Z"
+)
+
+
+def redact_trace_view(body: Any) -> Any:
+    """A trace or span view (JSON-ready) as a ``read`` key without ``raw`` may see it.
+
+    The default policy over every string (attribute keys too), pseudonyms
+    consistent within the body (one page of a trace: they restart on the
+    next page); the ids that hold the tree together are kept.
+    """
+    redacted, _ = Redactor(RedactionPolicy()).redact_document(
+        body, keep_keys=VIEW_KEPT_KEYS, plain_paths=VIEW_PLAIN_PATHS
+    )
+    return redacted
 
 
 def guard_response(

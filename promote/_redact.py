@@ -150,17 +150,25 @@ class Redactor:
         return [self.redact_trace(t) for t in traces]
 
     def redact_document(
-        self, node: Any, *, keep_keys: frozenset[str] = frozenset()
+        self,
+        node: Any,
+        *,
+        keep_keys: frozenset[str] = frozenset(),
+        plain_paths: re.Pattern[str] | None = None,
     ) -> tuple[Any, RedactionReport]:
         """Redact one JSON-ready document (keys too) with the same two passes as a trace.
 
         Pseudonyms already in ``node`` stay; new ones continue each label's
         numbering after the highest there, so no token names two values.
-        Values under a key in ``keep_keys`` are returned as they are.
+        Values under a key in ``keep_keys`` are returned as they are. A value
+        whose JSON path (``$.spans[0].name``) ``plain_paths`` matches is the
+        document's own schema field, redacted as text: no key rule applies
+        to it (a span's ``name`` is no person's name).
         Findings carry step ``-1`` and field ``document``.
         """
         job = _TraceJob(self, [])
         job.keep = keep_keys
+        job.plain = plain_paths
         job.pseudo.reserve(node)
         job.loc = (-1, "", "document")
         out = node
@@ -183,6 +191,7 @@ class _TraceJob:
         self.write = False
         self.loc: tuple[int, str, str] = (0, "", "")
         self.keep: frozenset[str] = frozenset()
+        self.plain: re.Pattern[str] | None = None
 
     # -- driving -------------------------------------------------------
     def run(self) -> RedactedTrace:
@@ -242,8 +251,12 @@ class _TraceJob:
                     out[k] = v
                     continue
                 nk = self._text(k, path + ".<key>") if isinstance(k, str) else k
+                child = _json_path(path, nk)
+                if self.plain is not None and self.plain.match(child):
+                    out[nk] = self._node(v, child, None, depth)
+                    continue
                 child_label = self.r.key_label(k) if isinstance(k, str) else None
-                out[nk] = self._node(v, _json_path(path, nk), child_label or label, depth)
+                out[nk] = self._node(v, child, child_label or label, depth)
             return out
         if isinstance(node, list):
             return [self._node(v, _json_path(path, i), label, depth) for i, v in enumerate(node)]

@@ -100,7 +100,7 @@ async def test_local_mode_serves_loopback_only_until_the_first_key(store: Store)
     async with _client(app) as c:
         me = (await c.get("/api/auth/whoami")).json()
         assert me["identity"].startswith("local:") and me["via"] == "local"
-        assert me["scopes"] == ["ingest", "read", "review", "admin"]
+        assert me["scopes"] == ["ingest", "read", "raw", "review", "admin"]
     async with _client(app, client=("203.0.113.7", 5000)) as c:  # a remote client
         r = await c.get("/api/traces")
         assert r.status_code == 401 and "no API key exists yet" in r.json()["error"]["message"]

@@ -1,14 +1,16 @@
 """The security matrix: every route x every kind of credential -> the expected status.
 
 Credentials: none, a wrong key, a malformed header, a revoked key (every
-scope), a key of each single scope (ingest, read, review, admin) of project
+scope), a key of each single scope (ingest, read, raw, review, admin) of project
 A, and project B's key (every scope) naming project A. Expected:
 
 - none, wrong, malformed, revoked: 401;
 - B's key naming A: 403 (``tests/flywheel/test_isolation.py`` shows what B's
   key sees of A's data without naming A: nothing);
 - a single-scope key: the route's answer when the scope is in ``SCOPES``
-  below (written here, not read from the code), else 403.
+  below (written here, not read from the code), else 403. ``raw`` alone
+  opens nothing but ``whoami``: it only changes what a ``read`` key sees of a
+  trace's text (``tests/ingest/test_trace_view_scopes.py`` checks the bodies).
 
 Routes come from walking ``app.routes``: a new route without a row in
 ``SCOPES`` fails. Writes that the scope allows are sent with a stale
@@ -37,7 +39,7 @@ from tests.flywheel.test_isolation import (
     two_projects,  # noqa: F401 - the fixture
 )
 
-ALL = ("ingest", "read", "review", "admin")
+ALL = ("ingest", "read", "raw", "review", "admin")
 #: operation_id -> the scopes that may call it (the specification of least privilege).
 SCOPES: dict[str, tuple[str, ...]] = {
     "whoami": ALL,
