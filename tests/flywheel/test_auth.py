@@ -52,7 +52,7 @@ def test_keys_carry_scopes_identity_and_only_a_hash(store: Store) -> None:
                                                                "local:op", False)
     assert b.identity == f"key:{agent.split('_')[1]}" and b.scopes == ("ingest",)
     stored = json.dumps(store.query("SELECT * FROM auth_keys"), default=str)
-    assert key not in stored and agent not in stored and key.split("_")[2] not in stored
+    assert key not in stored and agent not in stored and key.split("_", 2)[2] not in stored
     gone = revoke_key(store, a.key_id, actor="bob")
     assert gone.revoked and gone.revoked_by == "bob"
     create_key(store, "team-a", ["read"], name="carol")  # a later row elsewhere changes nothing
