@@ -12,7 +12,8 @@ messages) is personal data as recorded. A key with scope ``raw`` (and
 the app's trace-view redactor (``app.state.redact_trace_view``: promotion's
 redactor, default policy, pseudonyms consistent within the response), the
 same text a reviewer sees; with no redactor mounted it is refused (403), never
-sent raw.
+sent raw. The list's summaries (span and tool names) go the same way, and its
+``text=`` search, which reads the text as recorded, needs ``raw``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def _viewed(request: Request, model: Any) -> Response:
     "",
     operation_id="list_traces",
     dependencies=[requires("read")],
-    summary="List traces, newest first, by service, time, status, error, tool or text.",
+    summary="List traces, newest first, by service, time, status, error, tool or text "
+    "(names redacted and text search refused unless the key has scope raw).",
     response_model=TraceList,
     responses=_ERRORS,
 )
@@ -85,15 +87,21 @@ def list_traces_route(
         str | None,
         Query(
             max_length=1000,
-            description="Case-insensitive text in a step's input, output, arguments or result.",
+            description="Case-insensitive text in a step's input, output, arguments or result "
+            "(searches the text as recorded: needs scope raw).",
         ),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size.")] = 50,
     offset: Annotated[int, Query(ge=0, description="Rows to skip.")] = 0,
     cursor: Annotated[str | None, Query(description="next_cursor of the previous page.")] = None,
-) -> TraceList:
+) -> Response:
     """A page of trace summaries; follow ``next_cursor`` for the next page."""
     store, project = _ctx(request)
+    if text and not request_principal(request).allows("raw"):
+        raise ForbiddenError(
+            "text= searches trace text as recorded, which would tell a key without scope raw "
+            "what the redacted text hides; use a key with scopes read and raw"
+        )
     traces = list_traces(
         store,
         project=project,
@@ -109,7 +117,7 @@ def list_traces_route(
         cursor=cursor or None,
     )
     nxt = encode_cursor(traces[-1]) if len(traces) == limit else None
-    return TraceList(traces=traces, next_cursor=nxt)
+    return _viewed(request, TraceList(traces=traces, next_cursor=nxt))
 
 
 @router.get(

@@ -45,14 +45,24 @@ def _redactor(store: Store | None, candidate_id: str | None, project: str) -> Re
 
 #: Keys of a trace view (``GET /api/traces/{id}``) that are the tree's structure, never text.
 VIEW_KEPT_KEYS: frozenset[str] = frozenset(
-    {"trace_id", "span_id", "parent_span_id", "children", "roots", "project", "tool_call_id"}
+    {
+        "trace_id",
+        "span_id",
+        "parent_span_id",
+        "children",
+        "roots",
+        "project",
+        "tool_call_id",
+        "next_cursor",
+    }
 )
 
 
 #: Fields of the trace view's own schema that a key rule would misread (a span's or an
 #: event's ``name``, the summary's ``session_id``): redacted as text, like any string.
 VIEW_PLAIN_PATHS = re.compile(
-    r"\A\$(?:\.spans\[\d+\])?(?:\.events\[\d+\])?\.name\Z|\A\$\.summary\.session_id\Z"
+    r"\A\$(?:\.spans\[\d+\])?(?:\.events\[\d+\])?\.name\Z"
+    r"|\A\$(?:\.summary|\.traces\[\d+\])\.session_id\Z"
 )
 
 

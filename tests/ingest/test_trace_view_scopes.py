@@ -1,7 +1,8 @@
 """Who sees a trace's text as recorded: only a key with scopes ``read`` and ``raw``.
 
 ``GET /api/traces/{id}`` and ``GET /api/traces/{id}/spans/{span}`` carry
-the trace's text (steps, attributes, span names). A ``read`` key gets it
+the trace's text (steps, attributes, span names); ``GET /api/traces`` carries
+names, and its ``text=`` search reads the text as recorded (``raw`` only). A ``read`` key gets it
 redacted (the review queue's redactor, pseudonyms consistent within the
 response); ``read`` + ``raw`` gets it as recorded; ``raw`` alone opens no
 route; a server with no redactor mounted refuses a ``read`` key rather than
@@ -104,3 +105,18 @@ async def test_schema_fields_are_redacted_as_text_not_by_key_rule(seeded: Store)
     raw = (await _get(app, f"/api/traces/{TRACE}", key_headers(seeded, "read", "raw"))).json()
     assert [s["name"] for s in body["spans"]] == [s["name"] for s in raw["spans"]]
     assert body["summary"]["session_id"] == raw["summary"]["session_id"]
+
+
+async def test_the_list_is_redacted_and_its_text_search_needs_raw(seeded: Store) -> None:
+    app = create_app(Settings(), seeded)
+    read, raw = key_headers(seeded, "read"), key_headers(seeded, "read", "raw")
+    r = await _get(app, "/api/traces?text=brennecke", read)
+    assert r.status_code == 403 and "raw" in r.json()["error"]["message"]  # no oracle
+    r = await _get(app, "/api/traces?text=brennecke", raw)
+    assert r.status_code == 200 and [t["trace_id"] for t in r.json()["traces"]] == [TRACE]
+    listed = await _get(app, "/api/traces?limit=1", read)
+    assert listed.status_code == 200, listed.text
+    as_raw = (await _get(app, "/api/traces?limit=1", raw)).json()
+    body = listed.json()
+    assert body["next_cursor"] == as_raw["next_cursor"]  # the cursor still pages
+    assert [t["trace_id"] for t in body["traces"]] == [t["trace_id"] for t in as_raw["traces"]]
