@@ -100,7 +100,7 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "token accesstoken refreshtoken idtoken authtoken apitoken bearertoken sessiontoken "
     "apikey xapikey apisecret secretkey accesskey accesskeyid secretaccesskey privatekey "
     "privatekeyid accountkey sharedaccesskey signingkey encryptionkey masterkey "
-    "authorization proxyauthorization cookie setcookie sessionid sid jsessionid phpsessid "
+    "authkey authsecret authorization proxyauthorization cookie setcookie sessionid sid jsessionid phpsessid "
     "credentials credential "
     "passwort kennwort geheimnis zugangsdaten "
     "motdepasse mdp jeton cleapi clesecrete "

@@ -93,6 +93,9 @@ _TITLES = (
     r"Mevrouw|Meneer|Mijnheer|Juffrouw"
 )
 _CUE_TITLE = re.compile(rf"(?-i:\b(?:{_TITLES}))\.?[ \t,:]+")
+#: A title and one lower-case word of a qualification or trade ("Dr. med. Hofstetter",
+#: "Maître artisan Lemarchal"): only a rare or double-barrelled word after it is a name.
+_CUE_TITLE_QUALIFIED = re.compile(rf"(?-i:\b(?:{_TITLES}))\.?[ \t]+(?:[a-zà-ÿ]{{4,10}}|[a-zà-ÿ]{{2,6}}\.)[ ](?=[A-ZÀ-Þ])")
 #: Cues and closings are matched on the lower-cased text (far faster than ``(?i)``).
 _CUE = re.compile(
     rf"""(?x)(?:
@@ -310,7 +313,7 @@ def _product_or_place(
 
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
-    if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()):
+    if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()) and not _CUE_TITLE_QUALIFIED.search(text):
         return []
     names = first_names()
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
@@ -323,6 +326,7 @@ def detect_names(text: str) -> list[Detection]:
     else:
         cue_ends = {m.end() for rx in (_CUE, _CLOSING, _ROLE) for m in rx.finditer(lower)}
     cue_ends.update(m.end() for m in _CUE_TITLE.finditer(text))
+    qualified = {m.end() for m in _CUE_TITLE_QUALIFIED.finditer(text)} - cue_ends
     title_ends = {m.end() for m in _TITLE_BEFORE.finditer(text)}
     out: list[Detection] = []
     i = 0
@@ -368,7 +372,9 @@ def detect_names(text: str) -> list[Detection]:
             out.append(Detection(s, end, "NAME", 0.6 if cued else 0.5, "name"))
             i = j + 1
             continue
-        if cued and (_first_name(head) or s in title_ends or _rare(w) or _double_barrelled(w)):
+        if s in qualified and (_rare(w) or _double_barrelled(w)):
+            out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
+        elif cued and (_first_name(head) or s in title_ends or _rare(w) or _double_barrelled(w)):
             out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
         elif (
             head in names

@@ -204,7 +204,9 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
                     add(base + c.start("v"), base + c.end("v"), 0.85)
     if "=" in text or ":" in text:
         for m in _ASSIGN.finditer(text):
-            if key_label(m.group("k").rsplit(".", 1)[-1]) == "SECRET":
+            k = m.group("k").rsplit(".", 1)[-1]
+            if key_label(k) == "SECRET" or (k.lower() == "auth" and len(m.group("v")) >= 16):
+                # "auth" alone also names a card payment's short approval code ("A7Q2KX")
                 add(m.start("v"), m.end("v"), 0.8)
         if "://" in text:
             for m in _URL_USERINFO.finditer(text):

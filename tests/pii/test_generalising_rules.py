@@ -263,3 +263,25 @@ def test_cards_of_every_network_are_still_cards(card: str) -> None:
 def test_a_prefixed_secret_is_still_a_secret() -> None:
     tok = "key_Zq8Lw3Nv6Tb1Xc4Md7Pf0Rg2Hs5Jk9"
     assert _found(f"use {tok} for the upload", "SECRET") == [tok]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Termin bei Dr. med. Hofstetter-Wiegand am Montag.", "Hofstetter-Wiegand"),
+        ("Le serrurier, Maître artisan Kerjean-Ollivier, viendra.", "Kerjean-Ollivier"),
+        ("Signed by Prof. emeritus Abernathy-Quist.", "Abernathy-Quist"),
+    ],
+)
+def test_a_title_then_a_qualification_then_a_rare_surname(text: str, name: str) -> None:
+    assert any(name in f for f in _found(text)), _found(text)
+
+
+@pytest.mark.parametrize("text", ["Dr on Monday", "Frau ist Berlin", "Dr said Paris was fine"])
+def test_a_title_then_a_word_then_a_common_capitalised_word_is_no_name(text: str) -> None:
+    assert _found(text) == []
+
+
+def test_an_auth_key_in_a_log_line_holds_a_secret() -> None:
+    line = "[11:02] POST /notify ref=T-4410 auth=5e0c7b2a9d4f18e6c3a7b5d9e2f4a6c8 status=201"
+    assert _found(line, "SECRET") == ["5e0c7b2a9d4f18e6c3a7b5d9e2f4a6c8"]
