@@ -55,3 +55,12 @@ def test_memory_is_given_back_after_startup_and_once_idle(store, tmp_path, monke
         assert store.scalar("SELECT count() FROM otel_traces") == 35
     finally:
         writer.stop()
+
+
+def test_the_server_allocates_arrow_buffers_from_the_heap_it_trims(store, tmp_path):
+    import pyarrow as pa
+
+    from tests.ingest._server import running_server
+
+    with running_server(store, tmp_path / "wal"):
+        assert pa.default_memory_pool().backend_name == "system"
