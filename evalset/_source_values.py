@@ -17,7 +17,7 @@ identifiers under name-like keys (``{"name": "get_weather"}`` in a tool call,
 values shorter than ``MIN_CHARS``, values with no digit under a key whose
 type always has digits (phone, card, IBAN...), and under a contact-ish key
 (``to``, ``contact``: label AUTO) anything that is not an address, a number or
-a capitalised name.
+a capitalised name that redaction's ``person_like`` takes for a person.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from flywheel.pii import PSEUDONYM, is_identifier, key_label
+from flywheel.pii import PSEUDONYM, is_identifier, key_label, person_like
 
 #: Shorter values are not compared (``Li``, ``42`` occur anywhere).
 MIN_CHARS = 4
@@ -101,7 +101,9 @@ def _usable(label: str, v: str) -> bool:
         return sum(c.isdigit() for c in v) >= 4
     if label == "AUTO":
         return "@" in v or sum(c.isdigit() for c in v) >= 6 or (
-            v[:1].isupper() and _PERSON.match(v) is not None
+            # redaction's own rule for a name under such a key: a company or
+            # product name it rightly keeps ("Spotify") is no finding
+            v[:1].isupper() and _PERSON.match(v) is not None and person_like(v)
         )
     if label in ("NAME", "ADDRESS"):
         return not is_identifier(v)

@@ -167,3 +167,15 @@ def test_a_hyphenated_name_under_a_name_key_is_a_person_not_an_identifier() -> N
     )
     args = json.loads(red.steps[0].arguments or "")
     assert args["nom"].startswith("<NAME_") and args["owner"] == "platform-team"
+
+
+def test_a_company_under_a_contact_key_is_no_person_for_the_witness() -> None:
+    """Redaction keeps a company or product name under ``recipient`` (not person-like);
+    the witness must not collect it, or a task that names the payee in its prompt
+    ("pay the Spotify bill") is refused for a value redaction rightly kept. A person
+    and an account number under the same key still are collected."""
+    found: dict[str, str] = {}
+    for value in ("Spotify", "Marie Dupont", "US122000000121212121212"):
+        collect("recipient", value, found)
+    assert "Spotify" not in found
+    assert found["Marie Dupont"] == "AUTO" and found["US122000000121212121212"] == "AUTO"
