@@ -54,9 +54,11 @@ def person_like(value: str) -> bool:
     """Whether a short value under a person key (``customer``, ``Kunde``) names a person:
     capitalised words, at least one of them a first name or in no language's common
     vocabulary ("Wendelgard Üffing", "ÜFFING-RASMUSSEN Wendelgard"; not "Release Candidate",
-    "Gold")."""
+    "Gold", "Acme Logistics GmbH")."""
     words = [w.strip(".,'’") for w in value.split()]
     if not 1 <= len(words) <= 5 or not all(w[:1].isupper() for w in words if w.lower() not in _PARTICLES):
+        return False
+    if any(w in _COMPANY for w in words):  # "Acme Logistics GmbH": a company
         return False
     if len(words) == 1:  # one word: a rare one, or a first name that is no frequent word
         w = words[0]

@@ -175,7 +175,7 @@ def test_a_company_under_a_contact_key_is_no_person_for_the_witness() -> None:
     ("pay the Spotify bill") is refused for a value redaction rightly kept. A person
     and an account number under the same key still are collected."""
     found: dict[str, str] = {}
-    for value in ("Spotify", "Marie Dupont", "US122000000121212121212"):
+    for value in ("Spotify", "Acme Logistics GmbH", "Marie Dupont", "US122000000121212121212"):
         collect("recipient", value, found)
-    assert "Spotify" not in found
+    assert "Spotify" not in found and "Acme Logistics GmbH" not in found
     assert found["Marie Dupont"] == "AUTO" and found["US122000000121212121212"] == "AUTO"
