@@ -23,6 +23,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Read by tests/_budget.py when test modules are imported (after this hook).
+    if config.getoption("--runslow"):
+        os.environ["FLYWHEEL_RUNSLOW"] = "1"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--runslow"):
         return

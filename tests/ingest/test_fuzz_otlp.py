@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from flywheel import Settings, create_app
 from tests._auth import LOCAL
 from tests.ingest.otlp_strategies import otlp_bodies
+from tests._budget import examples
 
 
 def test_fuzzed_bodies_never_5xx(store, tmp_path):
@@ -33,7 +34,7 @@ def test_fuzzed_bodies_never_5xx(store, tmp_path):
                     statuses.append(r.status_code)
                     assert r.status_code < 500, (r.status_code, r.text, body[:200])
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(otlp_bodies(), min_size=1, max_size=5))
     def check(bodies):
         asyncio.run(run(bodies))
