@@ -9,6 +9,8 @@ Usage:
                                                        # (its untuned run: holdout3.independent.txt)
     python bench/redaction_quality.py --corpus holdout4  # the fourth hand-written corpus
                                                        # (its untuned run: holdout4.independent.txt)
+    python bench/redaction_quality.py --corpus holdout5  # the fifth hand-written corpus
+                                                       # (its untuned run: holdout5.independent.txt)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -383,7 +385,7 @@ def report(fig: dict[str, Any]) -> bool:
 def main() -> int:
     """Run and print; exit 1 on a missed target."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4"]
+    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5"]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--misses", action="store_true", help="list the missed values (development corpora only)")

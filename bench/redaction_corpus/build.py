@@ -29,6 +29,7 @@ CORPORA = {
     "holdout2": "holdout2_traces",
     "holdout3": "holdout3_traces",
     "holdout4": "holdout4_traces",
+    "holdout5": "holdout5_traces",
 }
 
 

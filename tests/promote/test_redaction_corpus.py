@@ -26,6 +26,9 @@ FROZEN_SHA256 = {
     # holdout4: the fourth independent corpus, frozen before any detector ran on it
     "holdout4.otlp.jsonl": "ea66dfd86a4824236b61e8ce6c8a249f367386881a56ab8d054e3bf1deb79127",
     "holdout4.labels.json": "3bf8b728fe66703a1f33cd3103e2b0c32b38d348d8049b19e63c01815fff0668",
+    # holdout5: the fifth independent corpus, frozen before any detector ran on it
+    "holdout5.otlp.jsonl": "5aae14e3ab61a9c0d933f1df49b6bb78d8e7c9d294d44969dd3cbbd541b2ade7",
+    "holdout5.labels.json": "6d57459fccee497a91900915526ff2b9f992d1e01c8c6e6f6aa0c2798dcc1dc0",
 }
 
 
