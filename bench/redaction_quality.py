@@ -61,7 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 CORPUS = Path(__file__).resolve().parent / "redaction_corpus"
 TARGET = 0.95
 # Corpora whose misses may be read (each has had its one independent run, or never was independent).
-DEVELOPMENT = ("dev", "frozen", "holdout2", "holdout3")
+DEVELOPMENT = ("dev", "frozen", "holdout2", "holdout3", "holdout4")
 
 # -- the bench's own decoder (not the product's) ------------------------------
 _B64 = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")

@@ -300,7 +300,7 @@ class _TraceJob:
         dets = self.r.detector.detect(s)
         if len(dets) == 1 and dets[0].end - dets[0].start >= len(s) - 2:
             return dets[0].label
-        if s[:1].isupper() and _PERSON_LIKE.match(s) and person_like(s):
+        if _PERSON_LIKE.match(s) and person_like(s):  # lower-case registers too (person_like)
             return "NAME"
         if _ACCOUNT_LIKE.match(s.replace(" ", "")):
             return "ACCOUNT"  # an account number of a scheme no detector knows

@@ -1,32 +1,47 @@
 """National identity numbers recognised by their check digits (``python-stdnum``).
 
 Why a library: each country's id has its own check-digit scheme (ISO 7064
-mod 11,10 for the German Steuer-ID, mod 97 for the French NIR, mod 11 for the
-Dutch BSN and the Portuguese NIF, a check letter for the Spanish DNI/NIE and
-the Italian codice fiscale...). ``python-stdnum`` (LGPL-2.1+, pure Python,
-imported, not copied) validates them all, kept up to date with the schemes.
+mod 11,10 for the German Steuer-ID, mod 97 for the French NIR and the Belgian
+national number, mod 11 for the Dutch BSN and the Portuguese NIF, two mod-11
+digits for the Norwegian fødselsnummer and the Turkish T.C. kimlik no, Luhn
+for the Swedish personnummer, a check letter for the Spanish DNI/NIE, the
+Italian codice fiscale and the Finnish HETU...). ``python-stdnum`` (LGPL-2.1+,
+pure Python, imported, not copied) validates them all, kept up to date with
+the schemes. The UK National Insurance number has no check digit and no
+``stdnum`` module: its shape is checked against HMRC's published allocation
+rules (``_nino``).
 
 Two strengths:
 
 - ``strong``: schemes whose check leaves about one random number in a
   hundred or fewer passing, and whose shape is distinctive (NIR: 15 digits
-  with sex, year, month, place; codice fiscale; DNI/NIE letters). Safe in
-  prose without a context word.
-- every scheme, the weak ones too (BSN, NIF, Steuer-ID: about one in ten or
-  eleven random numbers passes): only where something else says "this is an
-  id" -- a document or id key, a table column named so.
+  with sex, year, month, place; codice fiscale; DNI/NIE letters; a HETU with
+  its century sign; a Belgian number written ``YY.MM.DD-NNN.CC``; a
+  personnummer written with its ``-``; eleven bare digits that pass the
+  fødselsnummer's two check digits, the Belgian mod 97 or the kimlik no's two
+  digits). Safe in prose without a context word (``find_strong_ids``).
+- every scheme, the weak ones too (BSN, NIF, Steuer-ID, PESEL, Aadhaar,
+  CPR...: one random number in ten or so passes, some check a date only):
+  only where something else says "this is an id" -- a document or id key, a
+  table column named so, or an id word shortly before it in prose
+  (``find_context_ids``).
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from functools import lru_cache
 from types import ModuleType
 
 #: Strong schemes (see the module docstring): module paths in ``stdnum``.
 STRONG: tuple[str, ...] = ("fr.nir", "it.codicefiscale", "es.dni", "es.nie")
-#: Schemes that need a context: the national ids of the languages we redact and their
-#: neighbours (tax, citizen and social-insurance numbers).
+#: Schemes that need a context: national ids, tax, citizen and social-insurance numbers
+#: of Europe and of the countries whose people most often appear in European traces.
+#: Left out: schemes that pass more than about one short digit run in twenty (the Israeli
+#: id and the Chilean RUT pad short numbers, the Czech rodné číslo of nine digits has no
+#: check, the Canadian SIN and the Malaysian NRIC are a Luhn digit or a date only); the
+#: Chinese resident id loads a place table of half a second on its first check.
 WEAK: tuple[str, ...] = (
     "nl.bsn",
     "pt.nif",
@@ -44,6 +59,20 @@ WEAK: tuple[str, ...] = (
     "fi.hetu",
     "ie.pps",
     "lu.matricule",
+    "tr.tckimlik",
+    "in_.aadhaar",
+    "is_.kennitala",
+    "ee.ik",
+    "lt.asmens",
+    "ro.cnp",
+    "bg.egn",
+    "hr.oib",
+    "si.emso",
+    "gr.amka",
+    "br.cpf",
+    "mx.curp",
+    "za.idnr",
+    "kr.rrn",
 )
 
 
@@ -59,12 +88,22 @@ def _modules() -> tuple[tuple[str, ModuleType, bool], ...]:
     return tuple(out)
 
 
+#: HMRC's allocation rules: no D, F, I, Q, U, V in either prefix letter, no O second,
+#: never the prefixes BG, GB, KN, NK, NT, TN, ZZ; a suffix A to D.
+_NINO = re.compile(r"\A(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\d{6}[A-D]\Z")
+
+
+def _nino(compact: str) -> bool:
+    return _NINO.match(compact.upper()) is not None
+
+
 @lru_cache(maxsize=8192)
 def national_id_scheme(value: str, strong_only: bool = False) -> str | None:
     """The ``stdnum`` scheme (``"nl.bsn"``) whose check digits ``value`` passes, or None.
 
     Separators (spaces, dots, hyphens, slashes) are ignored; values with fewer than
-    eight letters and digits are no national id.
+    eight letters and digits are no national id. A UK National Insurance number
+    (shape only) is ``"gb.nino"``, a weak scheme.
     """
     compact = "".join(c for c in value if c.isalnum())
     if not 8 <= len(compact) <= 20 or sum(c.isdigit() for c in compact) < 5:
@@ -72,6 +111,134 @@ def national_id_scheme(value: str, strong_only: bool = False) -> str | None:
     for path, mod, strong in _modules():
         if strong_only and not strong:
             continue
-        if mod.is_valid(value):
-            return path
+        try:
+            if mod.is_valid(value):
+                return path
+        except Exception:  # noqa: BLE001 - a scheme's validator must never break detection
+            continue
+    if not strong_only and _nino(compact):
+        return "gb.nino"
     return None
+
+
+# -- strong shapes, anywhere ------------------------------------------------------------
+#: Shapes distinctive enough to be checked anywhere, each with the schemes it may pass.
+_STRONG_SHAPES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    # Finnish HETU: DDMMYY, a century sign, an individual number, a check character.
+    (re.compile(r"(?<![\w\-])\d{6}[-+A-FU-Y]\d{3}[0-9A-Y](?![\w\-])"), ("fi.hetu",)),
+    # Belgian national number as printed: YY.MM.DD-NNN.CC
+    (re.compile(r"(?<![\w.])\d{2}\.\d{2}\.\d{2}[-.]\d{3}\.\d{2}(?![\w.])"), ("be.nn",)),
+    # Swedish personnummer with its separator: (YY)YYMMDD-NNNC
+    (re.compile(r"(?<![\w\-+])(?:\d{2})?\d{6}[-+]\d{4}(?![\w\-])"), ("se.personnummer",)),
+    # Eleven bare digits: two check digits (fødselsnummer, kimlik no) or mod 97 (Belgium).
+    (
+        re.compile(r"(?<![\w.,/\-+])\d{11}(?![\w/\-]|[.,]\d)"),
+        ("no.fodselsnummer", "be.nn", "tr.tckimlik"),
+    ),
+    # UK National Insurance number written in its printed groups: AB 12 34 56 C
+    (re.compile(r"\b[A-Z]{2}[ ]\d{2}[ ]\d{2}[ ]\d{2}[ ][A-D]\b"), ("gb.nino",)),
+)
+
+
+def _passes(value: str, schemes: tuple[str, ...]) -> bool:
+    mods = {path: mod for path, mod, _ in _modules()}
+    for path in schemes:
+        if path == "gb.nino":
+            if _nino("".join(c for c in value if c.isalnum())):
+                return True
+            continue
+        mod = mods.get(path)
+        try:
+            if mod is not None and mod.is_valid(value):
+                return True
+        except Exception:  # noqa: BLE001 - see national_id_scheme
+            continue
+    return False
+
+
+#: Every strong shape holds six digits in a row or three pairs of digits (a cheap gate).
+_STRONG_GATE = re.compile(r"\d{6}|\d\d[. ]\d\d[. ]\d\d")
+
+
+def find_strong_ids(text: str) -> list[tuple[int, int]]:
+    """Spans of ids whose shape and check digits say so without any context word."""
+    if not _STRONG_GATE.search(text):
+        return []
+    out = []
+    for rx, schemes in _STRONG_SHAPES:
+        for m in rx.finditer(text):
+            if _passes(m.group(), schemes):
+                out.append(m.span())
+    return out
+
+
+# -- id words, in prose -----------------------------------------------------------------
+#: Words naming an identity, tax or insurance number, in the languages of Europe and a few
+#: more (matched case-insensitively, at a word start). After one, a value that passes any
+#: scheme's check (weak ones included) is an id.
+ID_WORDS: tuple[str, ...] = (
+    # en
+    "national id", "national identity", "national insurance", "ni number", "ni no", "nino",
+    "insurance number", "social security", "social insurance", "identity number",
+    "identity card", "id card", "id number", "id no", "id#", "personal number", "personal id",
+    "passport", "tax id", "tax number", "tax file number", "taxpayer", "tin", "aadhaar",
+    "aadhar", "uid", "pan", "nhs number", "health number", "medicare", "sin",
+    # de
+    "steuer-id", "steuerid", "steuer-identifikationsnummer", "steueridentifikationsnummer",
+    "identifikationsnummer", "steuernummer", "versichertennummer", "sozialversicherungsnummer",
+    "rentenversicherungsnummer", "personalausweis", "ausweis", "ausweisnummer", "ausweis-nr",
+    "reisepass", "ahv", "svnr",
+    # fr
+    "sécurité sociale", "securite sociale", "sécu", "numéro national", "numero national",
+    "registre national", "carte d'identité", "carte d’identité", "pièce d'identité",
+    "pièce d’identité", "passeport", "nir", "insee", "niss", "numéro fiscal",
+    # nl
+    "bsn", "burgerservicenummer", "sofinummer", "rijksregisternummer", "rijksregister",
+    "identiteitskaart", "paspoort",
+    # es / pt / it
+    "dni", "nie", "nif", "nss", "seguridad social", "documento", "cédula", "cedula",
+    "pasaporte", "curp", "rut", "cpf", "cartão de cidadão", "cartão do cidadão",
+    "contribuinte", "passaporte", "codice fiscale", "c.f.", "tessera sanitaria",
+    "carta d'identità", "carta d’identità", "passaporto",
+    # pl / cz / sk / hu / ro / bg / hr / sl / el
+    "pesel", "dowód osobisty", "dowodu", "paszport", "nip", "rodné číslo", "rodne cislo",
+    "személyi", "adóazonosító", "taj", "cnp", "egn", "oib", "emšo", "emso", "amka", "afm",
+    # nordic / baltic
+    "personnummer", "personnr", "samordningsnummer", "fødselsnummer", "fodselsnummer", "fnr",
+    "cpr", "cpr-nr", "cpr-nummer", "henkilötunnus", "henkilotunnus", "hetu", "sotu",
+    "kennitala", "isikukood", "asmens kodas", "personas kods",
+    # tr
+    "kimlik", "t.c.", "tckn", "nüfus",
+)
+_ID_WORD_RX = "|".join(re.escape(w) for w in sorted(ID_WORDS, key=len, reverse=True))
+#: An id word, a few words of glue ("no", "number", "nr.", ":", "is", "est"), then a value
+#: of letters and digits with separators, holding at least five digits.
+_ID_NEAR = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_ID_WORD_RX})(?![^\W\d_])[^\n\d]{{0,24}}?"
+    r"(?P<v>(?-i:[A-Z0-9](?:[A-Z0-9]|[ ./\-](?=[A-Z0-9])){5,24}))(?![\w])"
+)
+
+
+#: The first word of each id word, for a gate by set lookup (far cheaper than the pattern).
+_FIRST_WORDS = frozenset(re.split(r"[ \-'’.#]", w)[0] for w in ID_WORDS) - {"id", "t", "c"}
+_SHORT_GATE = re.compile(r"(?i)\bid[ ]?(?:card|number|no|nr|#)|\bt\.c\.|\bc\.f\.")
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def find_context_ids(text: str) -> list[tuple[int, int]]:
+    """Spans of values that pass a scheme's check (any strength) shortly after an id word."""
+    if _FIRST_WORDS.isdisjoint(_LETTERS.findall(text.lower())) and not _SHORT_GATE.search(text):
+        return []
+    out = []
+    for m in _ID_NEAR.finditer(text):
+        v = m.group("v")
+        if sum(c.isdigit() for c in v) < 5:
+            continue
+        if national_id_scheme(v):
+            out.append(m.span("v"))
+            continue
+        # a trailing group that is no part of the id ("... 48213067E. Then") is cut
+        head = v.rsplit(" ", 1)[0]
+        if head != v and national_id_scheme(head):
+            out.append((m.start("v"), m.start("v") + len(head)))
+    return out

@@ -89,13 +89,17 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "dni nie nif nss numseguridadsocial numerosegurosocial seguridadsocial "
     "codicefiscale cf "
     "cpf "
-    "bsn burgerservicenummer",
+    "bsn burgerservicenummer "
+    "pesel hetu henkilotunnus fodselsnummer fnr cprnr cprnummer tckimlik tckimlikno tckn "
+    "kimlikno aadhaar aadhar rijksregisternummer personnr",
     IP="ip ipaddress clientip remoteaddr remoteip sourceip srcip xforwardedfor xrealip",
     DOB="dob dateofbirth birthdate birthday bday born geburtsdatum geburtstag geb gebdat gebdatum "
     "geboren datenaissance "
     "datedenaissance naissance fechanacimiento fechadenacimiento nacimiento datadinascita "
     "datanascita datadenascimento datanascimento geboortedatum fnac fnacimiento nacido "
-    "nacida nato nata nascido nascida",
+    "nacida nato nata nascido nascida nascimento nascita urodzony urodzona dataurodzenia "
+    "syntymaaika syntymapaiva fodelsedatum fodd fodselsdato fodt dogumtarihi szuletesidatum "
+    "szuletett datumnarozeni narozen yob birthyear yearofbirth geburtsjahr",
     SECRET="password passwd pwd pass passphrase passcode pin secret clientsecret "
     "token accesstoken refreshtoken idtoken authtoken apitoken bearertoken sessiontoken "
     "apikey xapikey apisecret secretkey accesskey accesskeyid secretaccesskey privatekey "
@@ -107,13 +111,17 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "contrasena clave claveapi "
     "chiave chiaveapi "
     "senha "
-    "wachtwoord",
+    "wachtwoord losenord passord adgangskode salasana haslo heslo jelszo sifre parola "
+    "oauth oauthtoken",
     AUTO="recipient recipients sender from to cc bcc attendees participants contact "
     "contacts empfaenger absender expediteur remitente destinatarios mittente "
     "contatto contacto "
     # people a record is about: their value is redacted when it is a person-like value
     # (capitalised words), and stays when it is an id ("customer": "C-0193")
     "customer client patient passenger guest member employee tenant student pupil "
+    "driver consignee shipper courier skipper captain crew nurse pharmacist prescriber doctor "
+    "physician dentist vet veterinarian technician adjuster inspector witness guardian parent "
+    "child spouse reviewer translator interpreter caller operator agent handler groomer "
     "applicant candidate traveller traveler insured policyholder "
     "kunde kundin patientin passagier gast mitglied mitarbeiter mitarbeiterin mieter mieterin "
     "fahrer fahrerin schueler schuelerin bewerber bewerberin versicherter "
@@ -133,7 +141,8 @@ DEFAULT_KEY_RULES.update(
         CHECKED_ID="doc docno docnr docnumber document documentno documentnumber documentid "
         "documento numerodocumento numdocumento dokument dokumentnummer dokumentnr "
         "identification identity identite identidad identita identiteit identidade "
-        "personalnumber personnummer "
+        "personalnumber personnummer nino ninumber nationalinsurance nationalinsurancenumber "
+        "cpr kimlik"
     )
 )
 
@@ -150,7 +159,8 @@ DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
     SSN="ssn",
     DOB="birthdate dateofbirth geburtsdatum naissance nacimiento nascita",
     SECRET="password passwd secret token apikey accesskey secretkey privatekey cookie "
-    "sessionid passwort motdepasse contrasena",
+    "sessionid passwort motdepasse contrasena authorization oauth credentials losenord "
+    "passord salasana haslo jelszo sifre",
 )
 
 

@@ -190,10 +190,29 @@ class PatternDetector:
             return  # Luhn passes one random number in ten: "F-20250312-0091", a pet's chip
         if entity == "PHONE_NUMBER" and (_isbn13(text[s:e]) or _LONG_DIGITS.match(text[s:e])):
             return  # "978-3-16-148410-0" is a book; 14+ digits without "+" are no dialled number
+        if entity in ("PHONE_NUMBER", "IP_ADDRESS") and text[s] != "+" and _CODE_BEFORE.search(
+            text, max(0, s - _CODE_WINDOW), s
+        ):
+            return  # "NDC 0093-4155-73", "LOT 2026-11-0447", "kod CN 0805 10 20", "build=7.3.118.2"
+        if entity == "PHONE_NUMBER" and _DATED_SERIAL.match(text[s:e]):
+            return  # "2026-11-0447": a year and a month, then a serial
         if score >= SCORE_THRESHOLD:
             kept.append(Detection(s, e, ENTITY_LABELS[entity], score, "pattern"))
 
 
+#: A code word right before a number makes it a code, not a phone or an address: lot and
+#: batch numbers, product codes (NDC, HS/CN tariff codes, SKU, EAN), references, builds and
+#: versions, in the languages redacted (only separators between the word and the number).
+_CODE_BEFORE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:lot|batch|charge|charge-?nr|lotto|lote|partij|parti|ndc|hs|cn|hts|taric|sku|ean|"
+    r"upc|gtin|isbn|issn|ref|order|invoice|ticket|serial|s/n|sn|part|model|build|version|ver|rev|"
+    r"release|case|claim|policy|po|item|art|article|artikel|kod|code|código|codice|bestell|auftrag|"
+    r"rechnung|facture|commande|pedido|factura|ordine|fattura|zamówienie|faktura|sipariş|tilaus|"
+    r"lasku|beställning)"
+    r"(?:[ \t]*(?:no\.?|nr\.?|n[º°o]\.?|number|num\.?|#|id))?[ \t]*[:#=.\-]?[ \t]*\(?\Z"
+)
+_CODE_WINDOW = 40
+_DATED_SERIAL = re.compile(r"\A(?:19|20)\d\d-(?:0[1-9]|1[0-2])-\d{3,6}\Z")
 _NOT_DIGITS = str.maketrans("", "", "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit()))
 #: Card networks by issuer prefix and length (ISO/IEC 7812 ranges as the networks publish
 #: them, with JCB's and Maestro's older ranges): Visa, Mastercard (51-55 and 2221-2720),

@@ -65,6 +65,7 @@ _EXTRA_FORMATS = re.compile(
     | \bpypi-[A-Za-z0-9_\-]{50,}
     | \bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}
     | \beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-+/=]*
+    | (?<=\boauth:)[a-z0-9]{30}\b
     """
 )
 
@@ -74,6 +75,11 @@ _HEADER = re.compile(
 )
 _COOKIE_HEADER = re.compile(r"(?im)(?:^|[\r\n]|\b)(?:set-)?cookie[ \t]*:[ \t]*(?P<v>[^\r\n]+)")
 _SCHEME = re.compile(r"(?i)^(?:bearer|basic|token|digest|negotiate)\s+")
+#: An HTTP credential (RFC 7617 Basic, RFC 6750 Bearer) in any value, not only under an
+#: ``Authorization`` header line: a token with a digit, ``=`` padding or mixed case.
+_SCHEME_VALUE = re.compile(
+    r"(?i)\b(?:basic|bearer)[ ]+(?P<v>(?-i:(?=[A-Za-z0-9+/_\-.~]*(?:\d|=|[a-z][A-Z]|[A-Z][a-z]))[A-Za-z0-9+/_\-.~]{12,}={0,2}))"
+)
 _COOKIE_PAIR = re.compile(r"(?P<k>[^=;,\s]+)=(?P<v>[^;,\s]*)")
 _COOKIE_ATTRS = {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
 _ASSIGN = re.compile(
@@ -83,29 +89,38 @@ _URL_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^/\s:@]{1,64}:(?P<
 _FLAG = re.compile(
     r"(?i)--(?:password|passwd|pass|token|api-?key|secret|auth-token|access-token)[= ]+[\"']?(?P<v>[^\s\"']{3,})"
 )
+#: Password words of more languages (Nordic, Finnish, Slavic, Hungarian, Turkish, Romanian,
+#: Catalan, Portuguese of Portugal), with their definite or possessive forms.
+_MORE_PASSWORD_WORDS = (
+    r"lösenord(?:et)?|losenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|"
+    r"salasana|hasło|haslo|heslo|jelszó|jelszava|jelszo|şifre(?:si|m|niz)?|sifre(?:si)?|"
+    r"parola(?:sı|si)?|palavra-passe|contrasenya|wifi-?passwor[dt]|wlan-?passwort"
+)
 _PROSE = re.compile(
-    r"""(?ix)
-    \b(?:password|passwort|kennwort|mot\ de\ passe|mdp|contraseña|contrasena|clave|senha|wachtwoord|
-         passcode|passphrase|pin)\b
-    [^\n:=]{0,30}?
-    (?:[:=]|\bis\b|\bwas\b|\best\b|\bes\b|\bist\b|\blautet\b|\bè\b|\bé\b|\bera\b)
-    \s*["'«“]?\s*(?P<v>[^\s"'»”]{4,64})
+    rf"""(?ix)
+    (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|mdp|contraseña|contrasena|clave|senha|wachtwoord|
+         passcode|passphrase|pin|{_MORE_PASSWORD_WORDS})(?![^\W\d_])
+    [^\n:=]{{0,30}}?
+    (?:[:=]|\bis\b|\bwas\b|\best\b|\bes\b|\bist\b|\blautet\b|\bè\b|\bé\b|\bera\b|
+       \bär\b|\ber\b|\bon\b|\bto\b|\bjest\b|\bje\b|\baz\b|\bdır\b|\bdir\b|\be\b)
+    \s*["'«“]?\s*(?P<v>[^\s"'»”]{{4,64}})
     """
 )
 #: The password word right before a value with a letter and a digit or symbol, no verb:
 #: "con clave Caracol22", "mit Passwort Sommer2024!", "with password Tr0mb0ne".
 _PROSE_BARE = re.compile(
-    r"""(?ix)
-    \b(?:password|passwort|kennwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
-         passcode|passphrase)\b[ \t]+["'«“]?
-    (?P<v>(?=[^\s"'»”]*[a-z])(?=[^\s"'»”]*[0-9!#$%&*+?@^~])[^\s"'»”]{6,64})
+    rf"""(?ix)
+    (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
+         passcode|passphrase|{_MORE_PASSWORD_WORDS})(?![^\W\d_])[ \t]+["'«“]?
+    (?P<v>(?=[^\s"'»”]*[a-z])(?=[^\s"'»”]*[0-9!#$%&*+?@^~])[^\s"'»”]{{6,64}})
     """
 )
 #: curl's ``-u USER:PASSWORD`` / ``--user USER:PASSWORD`` (basic authentication).
 _CURL_USER = re.compile(r"""(?:^|\s)(?:-u|--user)[ =]["']?[^\s:"']+:(?P<v>[^\s"']{3,})""")
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\*+|x{3,}|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%\([^)]*\)s|null|none|true|false|"
-    r"redacted|undefined|n/?a|hidden|secret|password|changeme|example|\.{3,})$"
+    r"redacted|undefined|n/?a|hidden|secret|password|changeme|example|basic|bearer|digest|negotiate|"
+    r"\.{3,})$"
 )
 _TRAILING = ".,;:)]}!?"
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/.~]{18,}[A-Za-z0-9]={0,2}")
@@ -115,6 +130,16 @@ _HEX = re.compile(r"^(?:[0-9a-f]+|[0-9A-F]+)$")
 #: A short lower-case type word and an underscore before an id (Stripe-style ``evt_``,
 #: ``cus_``, ``req_``): providers' secret prefixes are matched by their own patterns.
 _OBJECT_ID = re.compile(r"^[a-z]{2,6}_([A-Za-z0-9]+)$")
+#: Object-type prefixes of payment providers' public object ids (Stripe's API reference: charges,
+#: payment intents and methods, customers, invoices, subscriptions, products, prices, events,
+#: refunds, balance transactions, payouts, accounts, sources, setup intents, checkout sessions,
+#: disputes, transfers): references printed on receipts and in dashboards, no credential.
+_PUBLIC_OBJECT_TYPES = frozenset(
+    "ch py pi pm cus in ii sub si prod price evt re txn po acct src seti cs dp tr ba card".split()
+)
+#: A path segment that is no random string: digits, a lower-case word, a code in capitals and
+#: digits, or a capitalised word.
+_WORDISH = re.compile(r"\A(?:\d+|[a-z]+\d*|[A-Z0-9]+|[A-Z][a-z]+\d*)\Z")
 _EXTRA_GATE = literal_gate(_EXTRA_FORMATS)
 _PROSE_GATE = literal_gate(_PROSE)
 
@@ -138,6 +163,10 @@ def looks_random(token: str) -> bool:
     prefixed = _OBJECT_ID.match(core)
     if prefixed:  # "evt_3QxT8v2Kp9Zr4Wy7", "req_01JC9ZK4...": a typed object id; judge its body
         core = prefixed.group(1)
+        if prefixed.group(0).split("_", 1)[0] in _PUBLIC_OBJECT_TYPES and len(core) <= 30:
+            return False  # "ch_3PqL8x2eZvKYlo2C1a9F": a charge's id, a public reference
+    if "/" in core and all(_WORDISH.match(p) for p in re.split(r"[/\-_]", core) if p):
+        return False  # "2026/wk31/contract-LGS40": a path of words, numbers and codes
     if len(core) < 20 or _HEX.match(core):
         return False
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
@@ -147,7 +176,7 @@ def looks_random(token: str) -> bool:
         # hex id, is an identifier.
         mixed = "".join(p for p in re.split(r"[-_.]", core) if any(c.isdigit() for c in p))
         return (
-            len(mixed) >= 32
+            (len(mixed) >= 32 or (len(mixed) >= 28 and _entropy(mixed) >= 4.3))
             and not _HEX.match(mixed)
             and sum(c.isdigit() for c in mixed) >= 4
             and sum(c.isalpha() and c.lower() > "f" for c in mixed) >= 4
@@ -196,6 +225,9 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
             v = m.group("v")
             sm = _SCHEME.match(v)
             add(m.start("v") + (sm.end() if sm else 0), m.end("v"), 0.9)
+    if "basic" in lower or "bearer" in lower:
+        for m in _SCHEME_VALUE.finditer(text):
+            add(m.start("v"), m.end("v"), 0.85)
     if "cookie" in lower:
         for m in _COOKIE_HEADER.finditer(text):
             base = m.start("v")

@@ -1,0 +1,180 @@
+"""Dates of birth: a date in any common form near a birth word, in many languages.
+
+Why tables and not a date parser: ``dateparser`` would read any date, but a
+date alone is no personal datum (appointments, invoices, releases are dates);
+what makes it one is a birth word beside it (``born``, ``geboren``, ``née``,
+``urodzona``, ``född``, ``syntynyt``, ``született``, ``doğumlu``...). The
+work is in the birth words and the month names of each language (genitive
+forms included: ``7 września``, ``6. kesäkuuta``, ``8 Mart``), which a
+compact table covers; the date forms are few:
+
+- numeric: ``1966-06-06``, ``6.6.1966``, ``05/08/1983``, ``8-3-58``, ``1972. 03. 08.``;
+- day, month name, year (``3 mars 1954``, ``12 de junho de 1972``, ``1er avril
+  1949``, ``14 Feb 88``), month name first (``March 3rd, 2021``), year first
+  (``1972. március 8.``);
+- days and years in English words (``the nineteenth of August nineteen fifty-two``);
+- a year alone right after (or before) a birth word (``b. 1968``, ``born in
+  1954``, ``classe 1961``, ``Jahrgang 1961``, ``1990 doğumlu``).
+
+The date must come within a few words of the birth word, in the same
+sentence, with no other number between them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flywheel.pii._types import Detection
+
+#: Month names and abbreviations (lower case) of the languages of Europe and a few more;
+#: Slavic, Finnish and Baltic ones in the genitive/partitive a date uses, and the nominative.
+_MONTH_WORDS = """
+january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec
+januar februar märz mai juni juli oktober dezember jän feber mrz okt dez
+janvier février fevrier mars avril juin juillet août aout septembre octobre novembre décembre
+decembre janv févr fevr avr juil déc
+enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre
+diciembre ene abr ago dic
+gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre gen mag giu lug ott
+janeiro fevereiro março marco maio junho julho setembro outubro novembro dezembro fev out
+januari februari maart mei augustus
+januari februari mars maj augusti
+marts
+stycznia lutego marca kwietnia maja czerwca lipca sierpnia września wrzesnia października
+pazdziernika listopada grudnia styczeń styczen luty marzec kwiecień kwiecien czerwiec lipiec
+sierpień sierpien wrzesień wrzesien październik pazdziernik listopad grudzień grudzien
+ledna února března dubna května června července srpna září října listopadu prosince
+januára februára marca apríla mája júna júla augusta septembra októbra novembra decembra
+január február március április május június július augusztus szeptember október
+márc ápr máj jún júl szept
+tammikuuta helmikuuta maaliskuuta huhtikuuta toukokuuta kesäkuuta heinäkuuta elokuuta
+syyskuuta lokakuuta marraskuuta joulukuuta tammikuu helmikuu maaliskuu huhtikuu toukokuu
+kesäkuu heinäkuu elokuu syyskuu lokakuu marraskuu joulukuu
+ocak şubat subat mart nisan mayıs mayis haziran temmuz ağustos agustos eylül eylul ekim
+kasım kasim aralık aralik
+ianuarie februarie martie aprilie iunie iulie septembrie octombrie noiembrie decembrie
+siječnja veljače ožujka travnja svibnja lipnja srpnja kolovoza rujna listopada studenoga prosinca
+gener febrer març maig juny juliol setembre desembre
+maret agustus desember
+""".split()
+_MONTHS = "|".join(re.escape(w) for w in sorted(set(_MONTH_WORDS), key=len, reverse=True))
+_M = rf"(?:{_MONTHS})(?![^\W\d_])\.?"
+_UNITS = "one|two|three|four|five|six|seven|eight|nine"
+_TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+#: Days written as ordinal words ("the twenty-second of November").
+_ORDINAL_DAY = (
+    r"(?:(?:twenty|thirty)[ \-]?)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|"
+    r"tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|"
+    r"nineteenth|twentieth|thirtieth"
+)
+#: Years in English words: "nineteen fifty-two", "nineteen oh five", "two thousand and three".
+_YEAR_WORDS = (
+    rf"(?:eighteen|nineteen|twenty)[ \-](?:hundred|oh[ \-](?:{_UNITS})|{_TEENS}|(?:{_TENS})(?:[ \-](?:{_UNITS}))?)"
+    rf"|two[ ]thousand(?:[ ](?:and[ ])?(?:{_TEENS}|{_UNITS}|twenty(?:[ \-](?:{_UNITS}))?))?"
+)
+_Y4 = r"(?:1[89]|20)\d{2}(?!\d)"
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)"
+_DAY_SUFFIX = r"(?:st|nd|rd|th|er|re|e|º|°|:e|\.)?"
+#: One date, in any of the forms of the module docstring (matched case-insensitively).
+_DATE = (
+    rf"(?:(?:the[ ])?(?:{_ORDINAL_DAY})[ ]of[ ]{_M},?[ ](?:{_Y4}|{_YEAR_WORDS})"
+    rf"|{_M}[ ](?:the[ ])?(?:{_ORDINAL_DAY}),?[ ](?:{_Y4}|{_YEAR_WORDS})"
+    rf"|{_Y4}-\d{{1,2}}-\d{{1,2}}(?!\d)|{_Y4}[./][ ]?\d{{1,2}}[./][ ]?\d{{1,2}}\.?(?!\d)"
+    rf"|{_DAY}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})(?!\d)"
+    rf"|{_DAY}{_DAY_SUFFIX}[ ]?(?:de[ ]|of[ ]|d'|del[ ])?{_M},?[ ](?:de[ ]|del[ ])?(?:{_Y4}|'?\d{{2}}(?!\d)|{_YEAR_WORDS})"
+    rf"|{_M}[ ]{_DAY}(?:st|nd|rd|th|\.)?,?[ ](?:{_Y4}|'\d{{2}}(?!\d))"
+    rf"|{_Y4}\.?[ ]{_M}[ ]{_DAY}\.?"
+    rf"|{_Y4}\.[ ]?\d{{1,2}}\.[ ]?\d{{1,2}}\.?"
+    r")"
+)
+#: Birth words before a date (lower case; a word start before each, no letter after).
+_BIRTH_WORDS = """
+born birth birthday birthdate dob d.o.b d.o.b. b. date_of_birth
+geboren geb. geburtsdatum geburtstag geburtsjahr gebdat
+né née né(e) née(s) naissance
+nacido nacida nació nacio nací naci nacimiento nac. f._nac.
+nato nata nacque nascita
+nascido nascida nasceu nasci nascimento
+geboortedatum geb.
+urodzony urodzona urodził urodzila urodziła urodzil ur. urodzenia
+narozen narozena narozená nar. narození narodený narodená narodenia
+született szül. születési
+syntynyt syntyi syntymäaika syntymäpäivä syntymapaiva syntymaaika
+född föddes födelsedatum fødd født fødselsdato fødselsdag
+doğum doğdu dogum
+născut născută nascut nascuta nașterii
+rođen rođena rođenja
+lahir
+""".split()
+_BIRTH = "|".join(re.escape(w.replace("_", " ")) for w in sorted(set(_BIRTH_WORDS), key=len, reverse=True))
+#: A birth word, then up to sixty characters with no number and no sentence end, then a date.
+_DOB_BEFORE = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:(?<=\.)|(?![^\W\d_]))(?P<gap>[^\n\d;!]{{0,60}}?)(?P<d>{_DATE})",
+)
+#: The birth word after the date: "am 3. Februar 1991 in Emden geboren", "le 2 mai 1980 est née".
+_AFTER_BIRTH = (
+    r"geboren|born|née?|nacid[oa]|nat[oa]|nascid[oa]|urodzon[aey]|urodził[a]?|syntyi|syntynyt|"
+    r"född|født|fødd|született|doğdu|doğumlu|narozen[áa]?|rođen[a]?|născut[ă]?"
+)
+_DOB_VERB_AFTER = re.compile(
+    rf"(?i)(?P<d>{_DATE})(?:[ \t,]+[^\s.;:!?\d]+){{0,3}}?[ \t,]+(?:{_AFTER_BIRTH})(?![^\W\d_])"
+)
+_DAY_AFTER = (
+    r"geburtstag|birthday|cumpleaños|anniversaire|compleanno|aniversário|verjaardag|urodziny|"
+    r"syntymäpäivä|födelsedag|fødselsdag|születésnap|doğum günü"
+)
+_DOB_AFTER = re.compile(rf"(?i)(?P<d>{_DATE})[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:{_DAY_AFTER})")
+#: A year alone, right after a birth word and its preposition ("b. 1968", "born in 1954",
+#: "classe 1961", "Jahrgang 1961", "urodzony w 1963", "syntynyt vuonna 1966").
+_YEAR_BEFORE = (
+    r"born(?:[ ]in)?|b\.|n[ée]e?(?:\(e\))?[ ]en|nacid[oa](?:[ ]en)?(?:[ ]el[ ]año)?|nat[oa][ ]nel|"
+    r"nascid[oa][ ]em|geboren(?:[ ]in|[ ]im[ ]jahre?)?|geb\.|jahrgang|jg\.|classe|rocznik|"
+    r"urodzon[ya](?:[ ]w)?(?:[ ]roku)?|ur\.(?:[ ]w)?|född(?:[ ]år)?|født(?:[ ]i)?|fødd(?:[ ]i)?|"
+    r"syntynyt(?:[ ]vuonna)?|szül\.|született|narozen[áa]?(?:[ ]v[ ]roce)?|nar\.|rođen[a]?|"
+    r"născut[ă]?(?:[ ]în)?|year[ ]of[ ]birth|birth[ ]year|yob|geburtsjahr|année[ ]de[ ]naissance|"
+    r"año[ ]de[ ]nacimiento|anno[ ]di[ ]nascita|ano[ ]de[ ]nascimento|geboortejaar|rok[ ]urodzenia|"
+    r"födelseår|fødselsår|syntymävuosi|születési[ ]év|doğum[ ]yılı|dogum[ ]yili"
+)
+_YEAR_AFTER_BIRTH = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_YEAR_BEFORE})(?:(?<=\.)|(?![^\W\d_]))[ \t:,]{{0,3}}(?P<d>{_Y4})(?![\d./\-]\d)"
+)
+#: A year then a birth word: "1990 doğumlu", "1972-ben született", "1961 geboren".
+_YEAR_THEN_BIRTH = re.compile(
+    rf"(?i)(?<![\d./\-])(?P<d>{_Y4})(?:['’]?(?:da|de|te|ta|ben|ban|-ben|-ban))?[ \t]+"
+    r"(?:doğumlu|dogumlu|doğdu|született|geboren|urodzon[ya]|syntynyt|född|født)(?![^\W\d_])"
+)
+
+#: Cheap gates (the case-insensitive patterns are the slow part).
+_GATE_BIRTH = re.compile(rf"(?:{_BIRTH}|{_YEAR_BEFORE}|{_AFTER_BIRTH}|{_DAY_AFTER})")
+_DATE_DIGITS = re.compile(r"\d{4}|\d[./\-]\d{1,2}[./\-]\d\d|\d{1,2}\.?[ ][^\W\d_]{3,}[ ]'?\d\d")
+_WORD_YEAR = re.compile(r"(?:eighteen|nineteen|twenty|thousand)")
+#: A birthday word is a date of birth only with nothing but glue before the date
+#: ("birthday: 3 May 1990", "Geburtstag am 3. Mai 1990"), not "birthday party on ...".
+_DAY_WORD = re.compile(r"(?i)birthday|geburtstag|fødselsdag|syntymäpäivä")
+_GLUE_ONLY = re.compile(
+    r"(?i)\A[ \t:,=\-()]*(?:(?:is|was|on|am|le|el|il|em|op|the|ist|war|est|es|è|é|era|den|:)[ \t:,]+){0,3}\Z"
+)
+_SENTENCE_END = re.compile(r"[.!][ \t]+[A-ZÀ-Þ]")
+
+
+def detect_birth_dates(text: str) -> list[Detection]:
+    """Dates (or years) with a birth word close before or after them (module docstring)."""
+    lower = text.lower()
+    if not _DATE_DIGITS.search(text) and not _WORD_YEAR.search(lower):
+        return []
+    if len(lower) != len(text) or not _GATE_BIRTH.search(lower):
+        if len(lower) == len(text):
+            return []
+    out = []
+    for m in _DOB_BEFORE.finditer(text):
+        gap = m.group("gap")
+        if _SENTENCE_END.search(gap):
+            continue
+        if _DAY_WORD.match(m.group()) and not _GLUE_ONLY.match(gap):
+            continue  # "the birthday party is planned for 12/05/2024": an event, not a birth
+        out.append(Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob"))
+    for rx in (_DOB_VERB_AFTER, _DOB_AFTER, _YEAR_AFTER_BIRTH, _YEAR_THEN_BIRTH):
+        out += [Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob") for m in rx.finditer(text)]
+    return out
