@@ -236,15 +236,14 @@ def apply_migrations(
                     store.command(stmt)
                 except FlywheelError as exc:
                     raise FlywheelError(f"migration {mig.id} failed: {exc}") from exc
-            store.insert(
-                "schema_migrations",
-                {
-                    "package": [package],
-                    "version": [mig.version],
-                    "name": [mig.name],
-                    "checksum": [mig.checksum],
-                    "applied_at": [time.time_ns()],
-                },
+            # one row through bound parameters: an Arrow insert would load chDB's
+            # Python() table function (and pandas) just to record a migration
+            store.command(
+                "INSERT INTO schema_migrations (package, version, name, checksum, applied_at) "
+                "SELECT {package:String}, {version:UInt32}, {name:String}, {checksum:String}, "
+                "fromUnixTimestamp64Nano({at:Int64})",
+                {"package": package, "version": mig.version, "name": mig.name,
+                 "checksum": mig.checksum, "at": time.time_ns()},
             )
             applied.append(mig.id)
     return applied
