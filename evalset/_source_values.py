@@ -27,7 +27,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from flywheel.pii import PSEUDONYM, is_identifier, key_label, person_like
+from flywheel.pii import (
+    PSEUDONYM,
+    is_identifier,
+    key_label,
+    names_a_thing,
+    organisation_like,
+    person_like,
+)
 
 #: Shorter values are not compared (``Li``, ``42`` occur anywhere).
 MIN_CHARS = 4
@@ -68,6 +75,8 @@ def collect(key: str, value: Any, found: dict[str, str], label: str | None = Non
     label = _label(key) or label
     if isinstance(value, dict):
         for k, v in value.items():
+            if names_a_thing(str(k), value):
+                continue  # redaction reads a thing's name as text (``names_a_thing``)
             collect(str(k), v, found, None, depth)
         return
     if isinstance(value, list):
@@ -105,6 +114,8 @@ def _usable(label: str, v: str) -> bool:
             # product name it rightly keeps ("Spotify") is no finding
             v[:1].isupper() and _PERSON.match(v) is not None and person_like(v)
         )
+    if label == "NAME" and organisation_like(v):
+        return False  # redaction keeps an organisation's name under a name key
     if label in ("NAME", "ADDRESS"):
         return not is_identifier(v)
     return True

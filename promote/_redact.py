@@ -37,7 +37,9 @@ from flywheel.pii import (
     is_identifier,
     longest_first,
     national_id_scheme,
+    names_a_thing,
     normalise_key,
+    organisation_like,
     person_like,
     segments,
 )
@@ -256,6 +258,8 @@ class _TraceJob:
                     out[nk] = self._node(v, child, None, depth)
                     continue
                 child_label = self.r.key_label(k) if isinstance(k, str) else None
+                if child_label == "NAME" and names_a_thing(k, node):
+                    child_label = None  # {"name": "Canela", "breed": ...}: a dog's name, read as text
                 out[nk] = self._node(v, child, child_label or label, depth)
             return out
         if isinstance(node, list):
@@ -278,7 +282,7 @@ class _TraceJob:
                 if label is None:
                     return self._text(s, path, depth)
             if label == "NAME" and (
-                s in self.tool_names or is_identifier(stripped)
+                s in self.tool_names or is_identifier(stripped) or organisation_like(stripped)
             ):
                 return self._text(s, path, depth)
             if label == "SECRET" and _NOT_A_SECRET.match(stripped):

@@ -26,6 +26,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "KEY_LABELS",
             "is_identifier",
             "key_label",
+            "names_a_thing",
             "normalise_key",
         ],
         "flywheel.pii._decode": ["Segment", "decode_base64", "segments"],
@@ -38,7 +39,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "strings_in",
         ],
         "flywheel.pii._secrets": ["looks_random"],
-        "flywheel.pii._people": ["person_like"],
+        "flywheel.pii._people": ["organisation_like", "person_like"],
         "flywheel.pii._ids": ["national_id_scheme"],
     },
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
@@ -214,3 +215,25 @@ def is_identifier(value: str) -> bool:
     if _LOWER_WORD.match(v):
         return True
     return _IDENTIFIER.match(v) is not None and _HYPHENATED_NAME.match(v) is None
+
+
+#: Keys of an object about a thing, not a person: an animal (breed, species, microchip), a
+#: product (SKU, EAN/GTIN, model), a vessel (IMO, MMSI). The name of such an object is the
+#: thing's name ("Canela", "Nordlys"), which the name keys alone would take for a person's.
+_THING_KEYS = frozenset(
+    normalise_key(k)
+    for k in "breed raza rasse race razza ras raca species especie espece specie soort "
+    "microchip chip chipnumber chipnummer sku ean gtin upc model modelo modell modele "
+    "imo mmsi hull".split()
+)
+#: The keys that hold an object's own name, in the languages of the key rules.
+_OWN_NAME_KEYS = frozenset(
+    normalise_key(k) for k in "name nombre nom nome naam navn namn nimi nazwa isim".split()
+)
+
+
+def names_a_thing(key: str, siblings: Iterable[str]) -> bool:
+    """Whether ``key`` is the own-name key of an object whose other keys say it is a thing."""
+    return normalise_key(key) in _OWN_NAME_KEYS and any(
+        normalise_key(k) in _THING_KEYS for k in siblings
+    )

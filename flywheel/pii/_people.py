@@ -88,6 +88,24 @@ def person_like(value: str) -> bool:
     )
 
 
+#: Last words of an organisation's name (in the languages of the key rules).
+_ORG_WORDS = frozenset(
+    "Group Team Support Office Service Services Center Centre University Hospital Clinic "
+    "Klinik Klinikum Praxis Kanzlei Bank Foundation Stiftung Council Committee Ministry "
+    "Department Institute Institut Academy Akademie School Schule College Museum Gallery "
+    "Library Hotel Restaurant Catering Dental Pharmacy Apotheke Pharmacie Farmacia Clínica "
+    "Clinica Laboratory Labor Agency Agentur Partners Associates Holdings Logistics Solutions "
+    "Systems Technologies Consulting Studio Studios".split()
+)
+
+
+def organisation_like(value: str) -> bool:
+    """A value under a name key that names an organisation: a company form word anywhere
+    ("Bramble & Vine Ltd") or an organisation word last ("Harbourside Dental Group")."""
+    words = [w.strip(".,()") for w in value.split()]
+    return len(words) >= 2 and (any(w in _COMPANY for w in words) or words[-1] in _ORG_WORDS)
+
+
 @lru_cache(maxsize=1)
 def common_surnames() -> frozenset[str]:
     """Frequent surnames that are also in a word list (``Young``, ``Berg``, ``Cienfuegos``)."""

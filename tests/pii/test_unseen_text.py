@@ -334,3 +334,43 @@ def test_a_digest_holding_a_nir_shaped_run_is_no_national_id() -> None:
     # 385860340496297 passes the NIR's mod-97 key; inside a hex digest it is no id
     assert _found("deadbeef385860340496297cafe", "NATIONAL_ID") == []
     assert _found("NIR 385860340496297", "NATIONAL_ID") == ["385860340496297"]
+
+
+# -- things and organisations under name keys ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"nombre": "Pimienta", "raza": "Galgo español", "edad": "4 años"},
+        {"name": "Dorrit", "species": "cat", "microchip": "941000019283746"},
+        {"name": "Nordlys", "imo": "IMO 9412087", "flag": "NO"},
+        {"practice": {"name": "Lindqvist Dental Group", "city": "Malmö"}},
+        {"payee": "Quernmoor & Daughters Ltd"},
+    ],
+)
+def test_a_things_or_an_organisations_name_under_a_name_key_stays(record: dict) -> None:
+    assert json.loads(_redacted(json.dumps(record))) == record
+
+
+@pytest.mark.parametrize(
+    ("record", "gone"),
+    [
+        ({"nombre": "Eulalia Berrocal", "telefono": "612 84 73 09"}, "Berrocal"),
+        ({"name": "Ottoline Brackwater-Sims", "breed": "Vizsla"}, "Brackwater"),  # a person, read as text
+        ({"payee": "Ottoline Brackwater"}, "Brackwater"),
+    ],
+)
+def test_a_persons_name_under_a_name_key_still_goes(record: dict, gone: str) -> None:
+    assert gone not in _redacted(json.dumps(record))
+
+
+def test_the_release_witness_agrees_on_things_and_organisations() -> None:
+    from flywheel.evalset._source_values import collect  # the witness's own walk
+
+    found: dict[str, str] = {}
+    collect("animal", {"nombre": "Pimienta", "raza": "Galgo"}, found)
+    collect("payee", "Quernmoor & Daughters Ltd", found)
+    collect("contact", {"nombre": "Eulalia Berrocal"}, found)
+    assert "Pimienta" not in found and "Quernmoor & Daughters Ltd" not in found
+    assert found.get("Eulalia Berrocal") == "NAME"
