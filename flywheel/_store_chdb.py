@@ -14,7 +14,9 @@ process.
 The engine starts with ``ENGINE_CONFIG`` (written beside the store as
 ``flywheel_chdb.xml``): merges read and write one column at a time (a span
 part is a few wide Map columns; merging them row-wise held every column's
-blocks at once, about 180 MB of the peak under ingest load). While the
+blocks at once, about 180 MB of the peak under ingest load), and the span
+table's skip indexes that no read path uses are not built (``UNBUILT_INDEXES``:
+neither by inserts nor by merges). While the
 process idles, ``release_memory`` gives back what chDB freed and the pages of
 its 555 MB library that nothing is running (see ``_memory``).
 """
@@ -35,6 +37,14 @@ from .errors import FlywheelError, StoreUnavailable, UserError
 
 _server_lock = threading.Lock()
 
+#: Skip indexes of the collector's span table (ingest migration 001) that no read path uses:
+#: every read of the span table filters by TraceId (``idx_trace_id`` stays) and ProjectId, and
+#: nothing outside this process reads an embedded store. Building them was a quarter of the
+#: store's CPU per span under the agents workload (bloom filters over every attribute key and
+#: value, at the insert and again at each merge; bench/ingest_store_cost.py). The definitions
+#: stay (the table keeps the collector's shape); a ClickHouse server's tables are not touched.
+UNBUILT_INDEXES = ("idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key",
+                   "idx_span_attr_value", "idx_duration", "idx_lower_span_name")
 #: Server settings of the embedded engine (ClickHouse config XML). Vertical merges from 16,384
 #: rows (ClickHouse's default: 131,072; still only tables of 11 columns or more) and small
 #: merge blocks: the span table's parts are a few wide Map columns, and a row-wise merge
@@ -44,9 +54,12 @@ ENGINE_CONFIG = """<clickhouse>
   <merge_tree>
     <vertical_merge_algorithm_min_rows_to_activate>16384</vertical_merge_algorithm_min_rows_to_activate>
     <merge_max_block_size>2048</merge_max_block_size>
+    <exclude_materialize_skip_indexes_on_merge>{unbuilt}</exclude_materialize_skip_indexes_on_merge>
   </merge_tree>
 </clickhouse>
-"""
+""".format(unbuilt=", ".join(UNBUILT_INDEXES))
+#: Settings of every insert into the embedded store.
+INSERT_SETTINGS = {"exclude_materialize_skip_indexes_on_insert": "'" + ", ".join(UNBUILT_INDEXES) + "'"}
 #: The part of chDB's shared library path that names it in /proc/self/maps.
 _LIBRARY = "/chdb/_chdb"
 
@@ -124,9 +137,10 @@ class ChdbStore(Store):
     def _insert_arrow(self, table: str, data: pa.Table, token: str | None) -> None:
         cols = ", ".join(f"`{c}`" for c in data.column_names)
         sql = f"INSERT INTO {_identifier(table)} ({cols}) SELECT * FROM Python(arrow_data)"
+        settings = dict(INSERT_SETTINGS)
         if token:  # validated by Store.insert: [A-Za-z0-9_.:/-]
-            settings = ", ".join(f"{k} = {v}" for k, v in DEDUP_SETTINGS.items())
-            sql += f" SETTINGS insert_deduplication_token = '{token}', {settings}"
+            settings.update(insert_deduplication_token=f"'{token}'", **DEDUP_SETTINGS)
+        sql += " SETTINGS " + ", ".join(f"{k} = {v}" for k, v in settings.items())
         with self._engine.lock:
             session = self._session_here()
             try:

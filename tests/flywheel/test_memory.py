@@ -76,3 +76,30 @@ def test_the_embedded_engine_merges_column_by_column(store):
         "('merge_max_block_size', 'vertical_merge_algorithm_min_rows_to_activate')")}
     assert got == {"merge_max_block_size": "2048",
                    "vertical_merge_algorithm_min_rows_to_activate": "16384"}
+
+
+def test_the_embedded_engine_builds_only_the_span_indexes_a_read_uses(store):
+    """The span table's trace-id index is built by inserts and merges, UNBUILT_INDEXES are not."""
+    from flywheel._store_chdb import UNBUILT_INDEXES
+
+    for part in range(2):
+        n = 50
+        store.insert(store.otel_table, {
+            "Timestamp": [1_700_000_000_000_000_000 + i for i in range(n)],
+            "TraceId": [f"{part:02d}{i:030x}" for i in range(n)],
+            "SpanId": [f"{i:016x}" for i in range(n)], "SpanName": ["chat"] * n,
+            "ResourceAttributes": [{"service.name": "a"}] * n,
+            "SpanAttributes": [{"gen_ai.operation.name": "chat", "k": f"v{i}"} for i in range(n)],
+            "Duration": [5] * n}, dedup_token=f"test:{part}")
+    built = {}
+    for merged in (False, True):
+        if merged:
+            store.command(f"OPTIMIZE TABLE {store.otel_table} FINAL")
+        built[merged] = {r["name"]: int(r["b"]) for r in store.query(
+            "SELECT name, data_uncompressed_bytes AS b FROM system.data_skipping_indices "
+            "WHERE database = currentDatabase() AND table = {t:String}", {"t": store.otel_table})}
+    for sizes in built.values():
+        assert sizes["idx_trace_id"] > 0
+        assert {i: sizes[i] for i in UNBUILT_INDEXES} == dict.fromkeys(UNBUILT_INDEXES, 0)
+    assert store.scalar(f"SELECT count() FROM {store.otel_table} WHERE TraceId = "
+                        f"'01{7:030x}'") == 1

@@ -1,0 +1,222 @@
+"""Paired A/B runs of the store's per-span cost: CPU (insert + views + merges) and peak memory.
+
+A diagnostic for issue 24 beside bench/ingest_insert_cost.py, for a machine
+shared with other work: each variant runs in its own process on a fresh
+embedded store (chDB, every migration), and the variants of a round run back
+to back, the rounds repeated (--rounds), so each variant is compared with the
+baseline of its own round (the paired ratio). The workload is the agents
+workload (bench/_otlp_agents.py), decoded per batch of --batch-spans spans (the
+decoding runs on the main thread and its thread CPU time is left out), the
+batch marked for duplicates and inserted as the span writer does (under a
+dedup token). Per span it reports the process's CPU (user + system, every
+thread) of the insert call, of duplicate marking, and in total (the insert,
+views, and the merges, waited for until none runs) less decoding; and the peak
+resident memory above the level just before the first insert (sampled every
+20 ms).
+
+A variant is SQL run after the migrations (dropping an index or a view,
+changing a table setting), settings appended to the insert, or merge-tree
+server settings of the engine (``flywheel_chdb.xml``).
+
+    python bench/ingest_store_cost.py [--variants base,no-value-blooms] [--rounds 3]
+        [--batch-spans 20000] [--batches 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+_IDX = ["idx_trace_id", "idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key",
+        "idx_span_attr_value", "idx_duration", "idx_lower_span_name"]
+
+#: name -> {"sql": [...], "insert": {setting: value}, "merge_tree": {setting: value}}
+VARIANTS: dict[str, dict] = {
+    "base": {},
+    "no-views": {"sql": ["DROP VIEW agent_steps_mv", "DROP VIEW trace_summaries_mv",
+                         "DROP VIEW otel_traces_trace_id_ts_mv"]},
+    "no-agent-steps": {"sql": ["DROP VIEW agent_steps_mv"]},
+    "no-summaries": {"sql": ["DROP VIEW trace_summaries_mv"]},
+    "no-trace-id-ts": {"sql": ["DROP VIEW otel_traces_trace_id_ts_mv"]},
+    "no-skip-indexes": {"sql": [f"ALTER TABLE otel_traces DROP INDEX {i}" for i in _IDX]},
+    "no-map-indexes": {"sql": [f"ALTER TABLE otel_traces DROP INDEX {i}" for i in _IDX[1:5]]},
+    "no-unused-indexes": {"sql": [f"ALTER TABLE otel_traces DROP INDEX {i}" for i in _IDX[1:]]},
+    "no-value-blooms": {"sql": [f"ALTER TABLE otel_traces DROP INDEX {i}"
+                                for i in ("idx_res_attr_value", "idx_span_attr_value")]},
+    "no-tool-set": {"sql": ["ALTER TABLE agent_steps DROP INDEX idx_tool"]},
+    "no-marking": {"mark": False},
+}
+#: Every skip index built (as before flywheel._store_chdb.UNBUILT_INDEXES).
+VARIANTS["build-all-indexes"] = {"insert": {"exclude_materialize_skip_indexes_on_insert": "''"},
+                                 "merge_tree": {"exclude_materialize_skip_indexes_on_merge": ""}}
+for _i in _IDX:
+    VARIANTS[f"no-{_i}"] = {"sql": [f"ALTER TABLE otel_traces DROP INDEX {_i}"]}
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
+                ) -> dict[str, float]:
+    """Insert the workload under ``spec``; CPU microseconds per span and peak memory.
+
+    ``steady``: merges stopped during the inserts, each insert's CPU kept (the
+    fastest is least disturbed by other work on the machine), then every table
+    merged into one part (OPTIMIZE FINAL) and that CPU reported apart.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pyarrow as pa
+    from _otlp_load import template
+
+    import flywheel._store_chdb as chdb_store
+    from flywheel import Settings, open_store
+    from flywheel.ingest._decode import decode_body
+    from flywheel.ingest._duplicates import mark_duplicates
+    from flywheel.ingest._limits import Limits
+
+    for k, v in spec.get("merge_tree", {}).items():  # replaces the engine's own value
+        cfg = re.sub(rf"\s*<{k}>.*</{k}>", "", chdb_store.ENGINE_CONFIG)
+        chdb_store.ENGINE_CONFIG = cfg.replace("  </merge_tree>", f"    <{k}>{v}</{k}>\n  </merge_tree>")
+    if spec.get("insert"):
+        chdb_store.INSERT_SETTINGS = {**chdb_store.INSERT_SETTINGS, **spec["insert"]}
+    limits = Limits.from_settings(Settings().ingest)
+    tpl = template("agents", 1, 500)
+    per = max(1, batch_spans // 500)
+    store = open_store(f"chdb://{tempfile.mkdtemp(prefix='store-cost-')}/store")
+    store.migrate()
+    for sql in spec.get("sql", []):
+        store.command(sql)
+    if steady:
+        store.command("SYSTEM STOP MERGES")
+    per_insert: list[float] = []
+    peak = [0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.02):
+            peak[0] = max(peak[0], _rss())
+
+    store.release_memory()
+    base_rss = _rss()
+    threading.Thread(target=sample, daemon=True).start()
+    spans = 0
+    decoding = marking = inserting = 0.0
+    start = _cpu()
+    for b in range(batches):
+        t0 = time.thread_time()
+        table = pa.concat_tables([
+            decode_body(tpl.render(100 + b * per + i), "application/x-protobuf",
+                        project="default", limits=limits).table for i in range(per)])
+        decoding += time.thread_time() - t0
+        spans += table.num_rows
+        t0 = _cpu()
+        if spec.get("mark", True):
+            mark_duplicates(store, table)
+        t1 = _cpu()
+        store.insert(store.otel_table, table, dedup_token=f"wal:bench:0:{b}-{b + 1}")
+        t2 = _cpu()
+        marking += t1 - t0
+        inserting += t2 - t1
+        per_insert.append((t2 - t1) * 1e6 / table.num_rows)
+        del table
+    merging = 0.0
+    if steady:
+        store.command("SYSTEM START MERGES")
+        t0 = _cpu()
+        for t in ("otel_traces", "otel_traces_trace_id_ts", "agent_steps", "trace_summaries"):
+            store.command(f"OPTIMIZE TABLE {t} FINAL")
+        merging = _cpu() - t0
+    time.sleep(0.5)
+    while store.scalar("SELECT count() FROM system.merges") > 0:
+        time.sleep(0.2)
+    total = _cpu() - start - decoding
+    stop.set()
+    stored = store.scalar("SELECT count() FROM otel_traces")
+    steps = store.scalar("SELECT count() FROM agent_steps")
+    parts = store.scalar("SELECT count() FROM system.parts WHERE active AND table = 'otel_traces'")
+    idx = store.scalar("SELECT sum(data_compressed_bytes) FROM system.data_skipping_indices "
+                       "WHERE database = currentDatabase() AND table = 'otel_traces'")
+    return {"spans": spans, "stored": stored, "steps": steps, "parts": parts, "index_kib": idx / 1024,
+            "total_us": total * 1e6 / spans, "insert_us": inserting * 1e6 / spans,
+            "mark_us": marking * 1e6 / spans, "store_us": (total - marking) * 1e6 / spans,
+            "peak_mib": (peak[0] - base_rss) / 2**20, "insert_min_us": min(per_insert),
+            "insert_median_us": statistics.median(per_insert), "merge_us": merging * 1e6 / spans}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", default="base,no-views,no-skip-indexes")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch-spans", type=int, default=20_000)
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--steady", action="store_true",
+                    help="merges stopped while inserting; the fastest insert, then one merge")
+    ap.add_argument("--spec", help="JSON variant spec to add as 'custom'")
+    ap.add_argument("--_one", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._one is not None:
+        print(json.dumps(run_variant(json.loads(args._one), args.batch_spans, args.batches,
+                                     args.steady)))
+        return
+    if args.spec:
+        VARIANTS["custom"] = json.loads(args.spec)
+    names = args.variants.split(",")
+    print(f"{os.cpu_count()} cores, chDB embedded store; agents workload, {args.batches} inserts "
+          f"of {args.batch_spans} spans; load average {os.getloadavg()[0]:.2f}", flush=True)
+    got: dict[str, list[dict]] = {n: [] for n in names}
+    for r in range(args.rounds):
+        for n in names:
+            out = subprocess.run(
+                [sys.executable, __file__, "--batch-spans", str(args.batch_spans), "--batches",
+                 str(args.batches), "--_one", json.dumps(VARIANTS[n])]
+                + (["--steady"] if args.steady else []),
+                capture_output=True, text=True, check=True).stdout
+            res = json.loads(out.strip().splitlines()[-1])
+            got[n].append(res)
+            ratio = res["store_us"] / got[names[0]][r]["store_us"]
+            if args.steady:
+                print(f"round {r} {n:>22}: insert fastest {res['insert_min_us']:5.1f} us/span, "
+                      f"median {res['insert_median_us']:5.1f}, merge into one part "
+                      f"{res['merge_us']:5.1f}, marking {res['mark_us']:4.1f}, "
+                      f"load {os.getloadavg()[0]:.1f}", flush=True)
+                continue
+            print(f"round {r} {n:>22}: store {res['store_us']:5.1f} us/span (insert call "
+                  f"{res['insert_us']:5.1f}, marking {res['mark_us']:4.1f}) x{ratio:.3f}, "
+                  f"peak +{res['peak_mib']:4.0f} MiB, parts {res['parts']}, index {res['index_kib']:.0f} KiB, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+    print("median over rounds (paired ratio to the first variant):")
+    for n in names:
+        if args.steady:
+            print(f"{n:>22}: insert fastest "
+                  f"{statistics.median(x['insert_min_us'] for x in got[n]):5.1f} us/span (ratio "
+                  f"{statistics.median(a['insert_min_us'] / b['insert_min_us'] for a, b in zip(got[n], got[names[0]], strict=True)):.3f}), "
+                  f"merge {statistics.median(x['merge_us'] for x in got[n]):5.1f} (ratio "
+                  f"{statistics.median(a['merge_us'] / b['merge_us'] for a, b in zip(got[n], got[names[0]], strict=True)):.3f})")
+            continue
+        ratios = [a["store_us"] / b["store_us"] for a, b in zip(got[n], got[names[0]], strict=True)]
+        print(f"{n:>22}: store {statistics.median(x['store_us'] for x in got[n]):5.1f} us/span, "
+              f"marking {statistics.median(x['mark_us'] for x in got[n]):4.1f}, ratio "
+              f"{statistics.median(ratios):.3f}, peak +"
+              f"{statistics.median(x['peak_mib'] for x in got[n]):4.0f} MiB")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
