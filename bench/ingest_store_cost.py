@@ -55,6 +55,11 @@ VARIANTS: dict[str, dict] = {
                                 for i in ("idx_res_attr_value", "idx_span_attr_value")]},
     "no-tool-set": {"sql": ["ALTER TABLE agent_steps DROP INDEX idx_tool"]},
     "no-marking": {"mark": False},
+    "merge-pool-2": {"server": {"background_pool_size": 2}},
+    "merge-pool-4": {"server": {"background_pool_size": 4}},
+    "insert-1-thread": {"insert": {"max_threads": 1, "max_insert_threads": 1}},
+    "insert-blocks-64k": {"insert": {"min_insert_block_size_rows": 65536,
+                                     "min_insert_block_size_bytes": 64 << 20}},
 }
 #: Every skip index built (as before flywheel._store_chdb.UNBUILT_INDEXES).
 VARIANTS["build-all-indexes"] = {"insert": {"exclude_materialize_skip_indexes_on_insert": "''"},
@@ -94,6 +99,9 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     for k, v in spec.get("merge_tree", {}).items():  # replaces the engine's own value
         cfg = re.sub(rf"\s*<{k}>.*</{k}>", "", chdb_store.ENGINE_CONFIG)
         chdb_store.ENGINE_CONFIG = cfg.replace("  </merge_tree>", f"    <{k}>{v}</{k}>\n  </merge_tree>")
+    for k, v in spec.get("server", {}).items():
+        chdb_store.ENGINE_CONFIG = chdb_store.ENGINE_CONFIG.replace(
+            "<clickhouse>\n", f"<clickhouse>\n  <{k}>{v}</{k}>\n")
     if spec.get("insert"):
         chdb_store.INSERT_SETTINGS = {**chdb_store.INSERT_SETTINGS, **spec["insert"]}
     limits = Limits.from_settings(Settings().ingest)

@@ -54,12 +54,13 @@ ENGINE_CONFIG = """<clickhouse>
   <merge_tree>
     <vertical_merge_algorithm_min_rows_to_activate>16384</vertical_merge_algorithm_min_rows_to_activate>
     <merge_max_block_size>2048</merge_max_block_size>
-    <exclude_materialize_skip_indexes_on_merge>{unbuilt}</exclude_materialize_skip_indexes_on_merge>
+    <exclude_materialize_skip_indexes_on_merge>{x}</exclude_materialize_skip_indexes_on_merge>
   </merge_tree>
 </clickhouse>
-""".format(unbuilt=", ".join(UNBUILT_INDEXES))
+""".format(x=", ".join(UNBUILT_INDEXES))
 #: Settings of every insert into the embedded store.
-INSERT_SETTINGS = {"exclude_materialize_skip_indexes_on_insert": "'" + ", ".join(UNBUILT_INDEXES) + "'"}
+INSERT_SETTINGS = {
+    "exclude_materialize_skip_indexes_on_insert": "'" + ", ".join(UNBUILT_INDEXES) + "'"}
 #: The part of chDB's shared library path that names it in /proc/self/maps.
 _LIBRARY = "/chdb/_chdb"
 
