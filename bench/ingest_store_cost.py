@@ -15,8 +15,9 @@ resident memory above the level just before the first insert (sampled every
 20 ms).
 
 A variant is SQL run after the migrations (dropping an index or a view,
-changing a table setting), settings appended to the insert, or merge-tree
-server settings of the engine (``flywheel_chdb.xml``).
+changing a table setting), settings appended to the insert, merge-tree or
+server settings of the engine (``flywheel_chdb.xml``), or environment
+variables of the process (glibc's malloc tunables: chDB allocates through it).
 
     python bench/ingest_store_cost.py [--variants base,no-value-blooms] [--rounds 3]
         [--batch-spans 20000] [--batches 20]
@@ -57,6 +58,9 @@ VARIANTS: dict[str, dict] = {
     "no-marking": {"mark": False},
     "merge-pool-2": {"server": {"background_pool_size": 2}},
     "merge-pool-4": {"server": {"background_pool_size": 4}},
+    "malloc-arenas-2": {"env": {"MALLOC_ARENA_MAX": "2"}},
+    "malloc-mmap-1m": {"env": {"MALLOC_MMAP_THRESHOLD_": str(1 << 20)}},
+    "malloc-both": {"env": {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": str(1 << 20)}},
     "insert-1-thread": {"insert": {"max_threads": 1, "max_insert_threads": 1}},
     "insert-blocks-64k": {"insert": {"min_insert_block_size_rows": 65536,
                                      "min_insert_block_size_bytes": 64 << 20}},
@@ -144,6 +148,7 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
         inserting += t2 - t1
         per_insert.append((t2 - t1) * 1e6 / table.num_rows)
         del table
+    peak_inserts = peak[0]
     merging = 0.0
     if steady:
         store.command("SYSTEM START MERGES")
@@ -164,7 +169,8 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     return {"spans": spans, "stored": stored, "steps": steps, "parts": parts, "index_kib": idx / 1024,
             "total_us": total * 1e6 / spans, "insert_us": inserting * 1e6 / spans,
             "mark_us": marking * 1e6 / spans, "store_us": (total - marking) * 1e6 / spans,
-            "peak_mib": (peak[0] - base_rss) / 2**20, "insert_min_us": min(per_insert),
+            "peak_mib": (peak[0] - base_rss) / 2**20,
+            "peak_inserts_mib": (peak_inserts - base_rss) / 2**20, "insert_min_us": min(per_insert),
             "insert_median_us": statistics.median(per_insert), "merge_us": merging * 1e6 / spans}
 
 
@@ -195,7 +201,8 @@ def main() -> None:
                 [sys.executable, __file__, "--batch-spans", str(args.batch_spans), "--batches",
                  str(args.batches), "--_one", json.dumps(VARIANTS[n])]
                 + (["--steady"] if args.steady else []),
-                capture_output=True, text=True, check=True).stdout
+                capture_output=True, text=True, check=True,
+                env={**os.environ, **VARIANTS[n].get("env", {})}).stdout
             res = json.loads(out.strip().splitlines()[-1])
             got[n].append(res)
             ratio = res["store_us"] / got[names[0]][r]["store_us"]
