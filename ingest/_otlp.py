@@ -166,6 +166,11 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
             raise UserError(f"malformed OTLP JSON: {exc}") from exc
         if not isinstance(doc, dict):
             raise UserError("malformed OTLP JSON: the body must be an object")
+        if _SURROGATE_ESCAPE.search(body) and _has_lone_surrogate(doc):
+            # JSON may escape half of a UTF-16 pair alone; such a string is no Unicode text,
+            # and protobuf's parser fails on it with a SystemError instead of a ParseError
+            raise UserError("malformed OTLP JSON: a string holds a lone UTF-16 surrogate "
+                            "(\\uD800-\\uDFFF without its pair)")
         try:
             _hex_ids_to_base64(doc)
             json_format.ParseDict(doc, req, ignore_unknown_fields=True)
@@ -173,6 +178,18 @@ def parse_request(body: bytes, content_type: str) -> ExportTraceServiceRequest:
             raise UserError(f"malformed OTLP JSON{parse_error_message(exc)}") from exc
         return req
     raise UserError(f"unsupported content type {content_type!r}")
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(doc: object) -> bool:
+    """Whether a key or string anywhere in ``doc`` holds an unpaired surrogate."""
+    try:
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 _FIELD_PREFIX = re.compile(r"Failed to parse (\w+) field: ")

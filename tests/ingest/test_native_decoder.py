@@ -15,6 +15,7 @@ SDK's exporter encoding. Both benchmark workloads must never be declined.
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 import sys
@@ -411,3 +412,23 @@ def test_a_key_value_list_of_over_256_keys_is_left_to_python():
         got = decode_body(body, _PB, project="p1", limits=Limits())
         want = decode_request(parse_request(body, _PB), project="p1", limits=Limits())
         assert got.table.equals(want.table)
+
+
+@pytest.mark.parametrize("where", ["key", "value", "name"])
+def test_a_lone_surrogate_in_json_is_a_400_on_both_paths(where):
+    """``"\\ud800"`` alone is valid JSON and no Unicode text: a one-line 400, never a 500
+    (protobuf's parser raised SystemError on such a key; found by the property above)."""
+    lone = "\\ud800x"
+    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+            "name": lone if where == "name" else "s", "startTimeUnixNano": "1700000000000000000",
+            "attributes": [{"key": lone if where == "key" else "k",
+                            "value": {"stringValue": lone if where == "value" else "v"}}]}
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    body = json.dumps(doc).replace("\\\\ud800", "\\ud800").encode()
+    assert b"\\ud800x" in body
+    for decode in (lambda: parse_request(body, "application/json"),
+                   lambda: decode_body(body, "application/json", project="p1", limits=Limits())):
+        with pytest.raises(UserError, match="lone UTF-16 surrogate"):
+            decode()
+    paired = body.replace(b"\\ud800x", b"\\ud800\\udc00")  # a whole pair is one character
+    assert parse_request(paired, "application/json").resource_spans
