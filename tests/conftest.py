@@ -29,6 +29,17 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["FLYWHEEL_RUNSLOW"] = "1"
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one and a half workers per core (three on two cores).
+
+    Many tests wait on a server subprocess, a socket or a disk flush rather than
+    compute; a third worker on two cores fills those waits (the whole suite ran
+    281 -> 263 s wall on two cores, warm bytecode).
+    """
+    cores = os.cpu_count() or 1
+    return max(1, cores + cores // 2)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--runslow"):
         return
