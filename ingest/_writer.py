@@ -57,6 +57,10 @@ _CODE = re.compile(r"Code:\s*(\d+)")
 QUARANTINE_AFTER = 3
 #: Seconds without a frame after an insert before the writer gives memory back.
 IDLE_RELEASE_S = 1.0
+#: The longest Retry-After an overloaded receiver asks for. A stock OTLP exporter
+#: gives up when the hint exceeds what is left of its own timeout (10 s by
+#: default), so the hint stays well under it.
+RETRY_AFTER_MAX_S = 8.0
 
 
 def to_ipc(table: pa.Table) -> pa.Buffer:
@@ -116,6 +120,46 @@ class WriterStats:
     started_at: float = field(default_factory=time.time)
 
 
+class DrainRate:
+    """Log bytes the store took per second over the last few seconds.
+
+    Turns "the log is too far behind" into a Retry-After that says how long the
+    store needs to take the excess at its recent pace, so retrying clients come
+    back when there is room instead of every second (HTTP's Retry-After is a
+    hint in whole seconds; RFC 9110 section 10.2.3).
+    """
+
+    WINDOW_S = 5.0
+
+    def __init__(self) -> None:
+        self._samples: collections.deque[tuple[float, int]] = collections.deque()
+        self._lock = threading.Lock()
+
+    def add(self, nbytes: int, now: float | None = None) -> None:
+        """The store took ``nbytes`` of the log at ``now`` (monotonic seconds)."""
+        with self._lock:
+            self._samples.append((time.monotonic() if now is None else now, nbytes))
+            self._trim(self._samples[-1][0])
+
+    def per_second(self, now: float | None = None) -> float:
+        """Bytes per second over the window (0 when the store took nothing in it)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            self._trim(now)
+            return sum(n for _t, n in self._samples) / self.WINDOW_S
+
+    def retry_after(self, excess_bytes: int, now: float | None = None) -> float:
+        """Seconds (1 to ``RETRY_AFTER_MAX_S``) for the store to take ``excess_bytes``."""
+        rate = self.per_second(now)
+        if rate <= 0:
+            return RETRY_AFTER_MAX_S
+        return min(RETRY_AFTER_MAX_S, max(1.0, excess_bytes / rate))
+
+    def _trim(self, now: float) -> None:
+        while self._samples and self._samples[0][0] < now - self.WINDOW_S:
+            self._samples.popleft()
+
+
 class SpanWriter:
     """Owns the log and the supervised thread that moves it into the store."""
 
@@ -127,6 +171,8 @@ class SpanWriter:
                                  segment_bytes=settings.wal_segment_bytes,
                                  min_free_bytes=settings.wal_min_free_bytes)
         self.stats = WriterStats()
+        #: How fast the store has been taking the log (for Retry-After).
+        self.drain_rate = DrainRate()
         #: ``starting``, ``replaying``, ``running``, ``store_down``, ``stopped``.
         self.state = "starting"
         #: Durable frames (where they are, and their span count) for the drain thread.
@@ -269,7 +315,7 @@ class SpanWriter:
             raise OverloadedError(
                 f"ingest is {lag} bytes behind the store (limit "
                 f"{self.settings.max_wal_lag_bytes}); retry later",
-                retry_after=1.0,
+                retry_after=self.drain_rate.retry_after(lag - self.settings.max_wal_lag_bytes),
             )
 
     def _handoff(self, spans: int) -> Callable[[Record], None]:
@@ -375,6 +421,7 @@ class SpanWriter:
                 return
             self._disk_retry(lambda: self._quarantine(records[0], tables[0], token, outcome[1]))
         self._disk_retry(lambda: self.wal.commit(records))
+        self.drain_rate.add(sum(r.frame_bytes for r in records))
         while self._inflight and self._inflight[0][0] <= records[-1].seq:
             self._inflight.popleft()
         self._release_due = True

@@ -62,3 +62,20 @@ def test_overload_retries_and_exactly_once(store, tmp_path):
     rows = store.query("SELECT SpanId, count() AS c FROM otel_traces GROUP BY SpanId")
     assert {r["SpanId"] for r in rows} == sent
     assert all(r["c"] == 1 for r in rows)
+
+
+def test_retry_after_follows_the_store_pace():
+    """The hint is the time the store needs for the excess at its recent pace,
+    between 1 s and the cap; a store that took nothing lately gets the cap."""
+    from ingest._writer import RETRY_AFTER_MAX_S, DrainRate
+
+    rate = DrainRate()
+    assert rate.retry_after(10_000, now=100.0) == RETRY_AFTER_MAX_S  # nothing drained yet
+    for k in range(10):  # 1 MB/s for the last 5 s
+        rate.add(500_000, now=100.0 + 0.5 * k)
+    now = 104.6
+    assert rate.per_second(now) == 1_000_000
+    assert rate.retry_after(3_000_000, now=now) == 3.0
+    assert rate.retry_after(10, now=now) == 1.0  # never under a second
+    assert rate.retry_after(10**12, now=now) == RETRY_AFTER_MAX_S  # never over the cap
+    assert rate.retry_after(10, now=now + 60) == RETRY_AFTER_MAX_S  # the store stalled since
