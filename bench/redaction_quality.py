@@ -11,6 +11,8 @@ Usage:
                                                        # (its untuned run: holdout4.independent.txt)
     python bench/redaction_quality.py --corpus holdout5  # the fifth hand-written corpus
                                                        # (its untuned run: holdout5.independent.txt)
+    python bench/redaction_quality.py --corpus holdout6  # the sixth hand-written corpus
+                                                       # (blind; not yet run)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -385,7 +387,7 @@ def report(fig: dict[str, Any]) -> bool:
 def main() -> int:
     """Run and print; exit 1 on a missed target."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5"]
+    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--misses", action="store_true", help="list the missed values (development corpora only)")

@@ -30,6 +30,7 @@ CORPORA = {
     "holdout3": "holdout3_traces",
     "holdout4": "holdout4_traces",
     "holdout5": "holdout5_traces",
+    "holdout6": "holdout6_traces",
 }
 
 
