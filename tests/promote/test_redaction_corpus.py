@@ -29,6 +29,9 @@ FROZEN_SHA256 = {
     # holdout5: the fifth independent corpus, frozen before any detector ran on it
     "holdout5.otlp.jsonl": "5aae14e3ab61a9c0d933f1df49b6bb78d8e7c9d294d44969dd3cbbd541b2ade7",
     "holdout5.labels.json": "6d57459fccee497a91900915526ff2b9f992d1e01c8c6e6f6aa0c2798dcc1dc0",
+    # holdout6: the sixth independent corpus, frozen before any detector ran on it
+    "holdout6.otlp.jsonl": "aae8ea0398a61ea73aa6c753068c95b84857c1cb9e29128fcaac9c57a8324a53",
+    "holdout6.labels.json": "bf87593b3eb294bcad2d63c1a1804024be31904ba5423d884bebc9f241644e6d",
 }
 
 
