@@ -284,7 +284,7 @@ def bench_redact(spans: int, workers: int) -> dict[str, float]:
     n_fields = sum(len(s.field_items()) for t in traces for s in t)
     t = time.perf_counter()
     cpu0, w0 = _self_cpu(), _worker_cpu()
-    out = redact_traces(traces, workers=workers, chunk_size=32)
+    out = redact_traces(traces, workers=workers)  # chunks sized as the product sizes them
     s = time.perf_counter() - t
     parent, w1 = _self_cpu() - cpu0, _worker_cpu()
     per_worker = [w1[pid] - w0.get(pid, 0.0) for pid in w1]

@@ -504,7 +504,7 @@ def redact_candidates(
     Pseudonyms are consistent within a trace (see ``promote._redact``); raw
     text is read from the store, redacted in memory and never written.
     """
-    from flywheel.promote._redact_batch import redact_traces
+    from flywheel.promote._redact_batch import redact_traces, worker_count
     from flywheel.promote._redact_types import RedactionPolicy
 
     todo = list_candidates(store, project=project, evalset=evalset, stages=["deduped"])
@@ -518,9 +518,10 @@ def redact_candidates(
     ]
     redaction = policy if isinstance(policy, RedactionPolicy) else RedactionPolicy()
     out = []
-    for i in range(0, len(todo), 64):
-        done = redact_traces(traces[i : i + 64], redaction, workers=workers)
-        for c, red in zip(todo[i : i + 64], done, strict=True):
+    batch = 64 * worker_count(workers)  # each worker gets several chunks of every batch
+    for i in range(0, len(todo), batch):
+        done = redact_traces(traces[i : i + batch], redaction, workers=workers)
+        for c, red in zip(todo[i : i + batch], done, strict=True):
             root = red.steps[-1]
             out.append(
                 replace(

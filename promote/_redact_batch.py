@@ -62,27 +62,44 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
+#: Chunks per worker when ``redact_traces`` sizes them: enough that one slow trace
+#: leaves the other workers busy, few enough that sending them costs little.
+CHUNKS_PER_WORKER = 4
+#: The largest chunk ``redact_traces`` picks itself.
+MAX_CHUNK = 32
+
+
+def worker_count(workers: int) -> int:
+    """``workers`` with 0 read as one per CPU."""
+    return workers if workers > 0 else (os.cpu_count() or 1)
+
+
 def redact_traces(
     traces: Sequence[Sequence[TraceStep]],
     policy: RedactionPolicy | None = None,
     workers: int = 1,
-    chunk_size: int = 64,
+    chunk_size: int | None = None,
 ) -> list[RedactedTrace]:
     """Redact ``traces`` in order, in ``workers`` processes (1 = this process).
 
     Args:
         traces: Each trace is a sequence of ``TraceStep``.
         policy: Redaction policy; default policy if omitted.
-        workers: Processes to use; 0 means one per CPU. Small batches
-            (fewer than two chunks) always run in this process.
-        chunk_size: Traces sent to a worker at a time.
+        workers: Processes to use; 0 means one per CPU. A batch of fewer
+            than two chunks runs in this process.
+        chunk_size: Traces sent to a worker at a time; by default the batch
+            is cut into ``CHUNKS_PER_WORKER`` chunks per worker (at most
+            ``MAX_CHUNK`` traces each), so a batch of 64 traces on 2 workers
+            goes in 8 chunks of 8.
 
     Returns:
         One ``RedactedTrace`` per input trace, same order.
     """
     policy = policy or RedactionPolicy()
-    if workers == 0:
-        workers = os.cpu_count() or 1
+    workers = worker_count(workers)
+    if chunk_size is None:
+        chunk_size = min(MAX_CHUNK, -(-len(traces) // (workers * CHUNKS_PER_WORKER)))
+    chunk_size = max(1, chunk_size)
     if workers <= 1 or len(traces) < 2 * chunk_size:
         return Redactor(policy).redact_many(traces)
     chunks = [list(traces[i : i + chunk_size]) for i in range(0, len(traces), chunk_size)]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flywheel.promote import RedactionPolicy, TraceStep
@@ -285,6 +286,37 @@ def test_parallel_batch_matches_serial() -> None:
     assert [t.steps for t in again] == [t.steps for t in parallel]
     assert [t.steps for t in parallel] == [t.steps for t in serial]
     assert [t.report for t in parallel] == [t.report for t in serial]
+
+
+@pytest.mark.parametrize(
+    ("n", "workers", "sent"),
+    [
+        (64, 2, [8] * 8),  # redact_candidates' old batch: it ran in the calling process
+        (128, 2, [16] * 8),
+        (5, 2, [1] * 5),
+        (1000, 2, [32] * 31 + [8]),  # chunks stop growing at MAX_CHUNK
+        (1, 2, []),  # one trace: nothing to split, this process
+        (64, 1, []),
+    ],
+)
+def test_default_chunks_reach_every_worker(
+    monkeypatch: pytest.MonkeyPatch, n: int, workers: int, sent: list[int]
+) -> None:
+    from flywheel.promote import _redact_batch
+
+    got: list[int] = []
+
+    class Pool:
+        def map(self, fn: Any, chunks: Any) -> Any:
+            chunks = list(chunks)
+            got.extend(len(c) for c in chunks)
+            return [Redactor().redact_many(c) for c in chunks]
+
+    monkeypatch.setattr(_redact_batch, "_pool", lambda policy_json, w: Pool())
+    traces = [[TraceStep(input_text=f"mail user{i}@example.com")] for i in range(n)]
+    out = redact_traces(traces, workers=workers)
+    assert got == sent
+    assert [t.steps for t in out] == [t.steps for t in Redactor().redact_many(traces)]
 
 
 _emails = st.from_regex(r"[a-z]{2,8}\.[a-z]{2,8}@(example|mail)\.(com|org)", fullmatch=True)
