@@ -49,6 +49,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from ._request import request_of, task_drift, terms
 from ._signals import _failed
 from ._steps import Signal, Step, affirms
 
@@ -136,36 +137,11 @@ _CONCLUSION = re.compile(
 #: A figure of two or more digits (a value passed to a call), and a fenced code block.
 _FIGURE = re.compile(r"(?<![\w.])\d[\d,]*\.?\d+(?![\w])")
 _CODE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_TERM = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|\d+(?:\.\d+)?")
-#: Words too common to be a term of a request.
-_STOP = frozenset(
-    "the and for are was were with from that this which what who whom whose how many much "
-    "when where does did its their there then than into your you give answer please can "
-    "could would should will have has had been being not but any all each our they them "
-    "also only more most some such use using used".split()
-)
 
 
 def _squash(count: int) -> float:
     """A count as a float in [0, 1): 0 -> 0, 1 -> 0.5, 3 -> 0.75."""
     return count / (count + 1.0)
-
-
-def request_of(steps: Sequence[Step]) -> str:
-    """The request the run serves: ``flywheel.run.request`` on a span, else a root agent's input."""
-    for s in steps:
-        req = s.attributes.get("flywheel.run.request", "")
-        if req.strip():
-            return req
-    for s in steps:
-        if s.kind == "agent" and not s.parent_span_id and s.input.strip():
-            return s.input
-    return ""
-
-
-def terms(text: str) -> set[str]:
-    """The distinctive terms of ``text``: words of 3+ letters and numbers, lower-cased."""
-    return {t.lower() for t in _TERM.findall(text)} - _STOP
 
 
 def _facts(text: str) -> set[str]:
@@ -229,7 +205,7 @@ def step_features(
             "after_failure": float(s.speaks and last_failed),
             "call_failed": float(call_failed),
             "failed_again": float(s.speaks and last_failed and call_failed),
-            "task_drift": _drift(request, s) if i == first_speaker else 0.0,
+            "task_drift": task_drift(request, s) if i == first_speaker else 0.0,
             "instructs": float(s.speaks and bool(s.attributes.get("flywheel.message.to"))),
             "sets_plan": float(s.attributes.get("flywheel.message.plan") == "true"),
             "frames_task": float(i == first_plan),
@@ -272,15 +248,3 @@ def _result_of(steps: Sequence[Step], index: int) -> Step | None:
         if t.speaks:
             return None
     return None
-
-
-def _drift(request: str, step: Step) -> float:
-    """The share of the request's terms that the step taking the task does not mention.
-
-    0 without a request (nothing to compare) or when the step is the request itself.
-    """
-    want = terms(request)
-    if not want:
-        return 0.0
-    said = terms(step.said) | terms(step.input)
-    return 1.0 - len(want & said) / len(want)

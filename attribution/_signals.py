@@ -6,8 +6,9 @@ of error says whose fault it was), retries without change, arguments from
 stale or untrusted sources (argument provenance), placeholder arguments,
 departures from a recalled plan, writes without a later check, completion
 claims without a successful check, a supervisor's verdict that the run made no
-progress, giving up despite good reads, and grounding (``_grounding``: facts
-nobody observed, misread values). Signals read generic step fields only
+progress, giving up despite good reads, grounding (``_grounding``: facts
+nobody observed, misread values) and the step taking the task on working on another
+problem (``_request``). Signals read generic step fields only
 (``_steps``); a framework's own phrases are turned into those fields by its
 importer adapter (``_formats``). Nothing here reads evaluation labels.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from flywheel.values import near_copy, observed_leaves, same_value
 
 from ._grounding import near_copy_signals, ungrounded_fact_signals
+from ._request import drift_signals
 from ._steps import TRUE, Signal, Step, actor_before, affirms, call_arguments
 
 #: A tool output that reports an error although the span was not marked failed: it starts
@@ -774,6 +776,7 @@ def all_signals(
         + review_signals(steps)
         + ungrounded_fact_signals(steps)
         + giveup_signals(steps)
+        + drift_signals(steps)
         + action_signals(steps)
     )
     return sorted(sig, key=lambda g: (g.index, -g.weight))
