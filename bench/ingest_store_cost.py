@@ -16,8 +16,14 @@ resident memory above the level just before the first insert (sampled every
 
 A variant is SQL run after the migrations (dropping an index or a view,
 changing a table setting), settings appended to the insert, merge-tree or
-server settings of the engine (``flywheel_chdb.xml``), or environment
-variables of the process (glibc's malloc tunables: chDB allocates through it).
+server settings of the engine (``flywheel_chdb.xml``), environment
+variables of the process (glibc's malloc tunables: chDB allocates through it),
+the agent_steps view recreated with some text columns left empty
+(``steps-light*``: what storing that text costs), or the view dropped and its
+rows computed from each batch before the insert, outside the measured CPU, and
+inserted under their own token (``steps-direct``, with --steady: the most that
+normalising spans in the decoder instead of the view could save). Each run
+also reports the store's size on disk.
 
     python bench/ingest_store_cost.py [--variants base,no-value-blooms] [--rounds 3]
         [--batch-spans 20000] [--batches 20]
@@ -56,11 +62,38 @@ VARIANTS: dict[str, dict] = {
                                 for i in ("idx_res_attr_value", "idx_span_attr_value")]},
     "no-tool-set": {"sql": ["ALTER TABLE agent_steps DROP INDEX idx_tool"]},
     "no-marking": {"mark": False},
+    # the normalisation done before the insert (as a decoder could): the view dropped, its rows
+    # computed from each batch outside the measured CPU and inserted under their own token
+    "steps-direct": {"sql": ["DROP VIEW agent_steps_mv"], "steps_direct": True},
+    # agent_steps without its text columns (inputs, outputs, tool arguments and results: the
+    # read paths would have to take them from the span table)
+    "steps-light": {"steps_light": ["arguments", "result", "input", "output"]},
+    "steps-light-io": {"steps_light": ["input", "output"]},
+    "steps-light-tool": {"steps_light": ["arguments", "result"]},
+    # agent_steps' tool-name set index not built either (as the span table's unused ones)
+    "no-steps-index": {"insert": {"exclude_materialize_skip_indexes_on_insert":
+                                  "'" + ", ".join(_IDX[1:] + ["idx_tool"]) + "'"},
+                       "merge_tree": {"exclude_materialize_skip_indexes_on_merge":
+                                      ", ".join(_IDX[1:] + ["idx_tool"])}},
     "merge-pool-2": {"server": {"background_pool_size": 2}},
     "merge-pool-4": {"server": {"background_pool_size": 4}},
     "malloc-arenas-2": {"env": {"MALLOC_ARENA_MAX": "2"}},
     "malloc-mmap-1m": {"env": {"MALLOC_MMAP_THRESHOLD_": str(1 << 20)}},
     "malloc-both": {"env": {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": str(1 << 20)}},
+    # rows of a replacing or aggregating table not collapsed within the inserted block (reads
+    # collapse them: FINAL, argMax, GROUP BY)
+    "no-optimize-on-insert": {"insert": {"optimize_on_insert": 0}},
+    # the span table's columns compressed with LZ4 (ClickHouse's default) instead of ZSTD(1)
+    "spans-lz4": {"sql": [
+        f"ALTER TABLE otel_traces MODIFY COLUMN {c} CODEC(LZ4)" for c in (
+            "Timestamp", "TraceId", "SpanId", "ParentSpanId", "TraceState", "SpanName",
+            "SpanKind", "ServiceName", "ResourceAttributes", "ScopeName", "ScopeVersion",
+            "SpanAttributes", "Duration", "StatusCode", "StatusMessage", "Events.Timestamp",
+            "Events.Name", "Events.Attributes", "Links.TraceId", "Links.SpanId",
+            "Links.TraceState", "Links.Attributes")]},
+    # merges that wait for more parts (less write amplification, more parts between merges)
+    "merge-base-10": {"merge_tree": {"merge_selector_base": 10}},
+    "merge-min-parts-6": {"merge_tree": {"min_parts_to_merge_at_once": 6}},
     "insert-1-thread": {"insert": {"max_threads": 1, "max_insert_threads": 1}},
     "insert-blocks-64k": {"insert": {"min_insert_block_size_rows": 65536,
                                      "min_insert_block_size_bytes": 64 << 20}},
@@ -80,6 +113,16 @@ def _cpu() -> float:
 def _rss() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _steps_select() -> str:
+    """The agent_steps view's SELECT (the newest migration that defines it), over ``arrow_data``."""
+    folder = Path(__file__).resolve().parents[1] / "ingest" / "migrations"
+    sql = [m.read_text() for m in sorted(folder.glob("*.sql"))
+           if "TO agent_steps AS" in m.read_text()][-1]
+    body = sql.split("TO agent_steps AS\n", 1)[1].split(";\n")[0]
+    return (body.replace("FROM {{OTEL_TABLE}}", "FROM Python(arrow_data)")
+            .replace("IngestTime AS ingest_time", "now64(3) AS ingest_time"))
 
 
 def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
@@ -115,6 +158,14 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     store.migrate()
     for sql in spec.get("sql", []):
         store.command(sql)
+    if spec.get("steps_light"):
+        view = _steps_select().replace("FROM Python(arrow_data)", "FROM otel_traces")
+        view = view.replace("now64(3) AS ingest_time", "IngestTime AS ingest_time")
+        exprs = {"arguments": "args", "result": "res", "input": "inp", "output": "outp"}
+        for col in spec["steps_light"]:
+            view = view.replace(f"{exprs[col]} AS {col},", f"'' AS {col},")
+        store.command("DROP VIEW agent_steps_mv")
+        store.command(f"CREATE MATERIALIZED VIEW agent_steps_mv TO agent_steps AS {view}")
     if steady:
         store.command("SYSTEM STOP MERGES")
     per_insert: list[float] = []
@@ -138,11 +189,19 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
                         project="default", limits=limits).table for i in range(per)])
         decoding += time.thread_time() - t0
         spans += table.num_rows
+        steps = None
+        if spec.get("steps_direct"):  # not measured: the decoder's work on this path
+            assert steady, "steps-direct needs --steady (merges stopped while inserting)"
+            t0 = _cpu()
+            steps = _query_arrow_of(store, _steps_select(), table)
+            decoding += _cpu() - t0
         t0 = _cpu()
         if spec.get("mark", True):
             mark_duplicates(store, table)
         t1 = _cpu()
         store.insert(store.otel_table, table, dedup_token=f"wal:bench:0:{b}-{b + 1}")
+        if steps is not None:
+            store.insert("agent_steps", steps, dedup_token=f"wal:bench:0:{b}-{b + 1}:steps")
         t2 = _cpu()
         marking += t1 - t0
         inserting += t2 - t1
@@ -166,12 +225,26 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     parts = store.scalar("SELECT count() FROM system.parts WHERE active AND table = 'otel_traces'")
     idx = store.scalar("SELECT sum(data_compressed_bytes) FROM system.data_skipping_indices "
                        "WHERE database = currentDatabase() AND table = 'otel_traces'")
-    return {"spans": spans, "stored": stored, "steps": steps, "parts": parts, "index_kib": idx / 1024,
+    disk = store.scalar("SELECT sum(bytes_on_disk) FROM system.parts WHERE active "
+                        "AND database = currentDatabase()")
+    return {"spans": spans, "stored": stored, "steps": steps, "parts": parts,
+            "index_kib": idx / 1024, "disk_mib": disk / 2**20,
             "total_us": total * 1e6 / spans, "insert_us": inserting * 1e6 / spans,
             "mark_us": marking * 1e6 / spans, "store_us": (total - marking) * 1e6 / spans,
             "peak_mib": (peak[0] - base_rss) / 2**20,
             "peak_inserts_mib": (peak_inserts - base_rss) / 2**20, "insert_min_us": min(per_insert),
             "insert_median_us": statistics.median(per_insert), "merge_us": merging * 1e6 / spans}
+
+
+def _query_arrow_of(store, sql: str, arrow_data):  # noqa: ANN001, ANN202
+    """``sql`` run on the embedded engine with ``Python(arrow_data)`` naming ``arrow_data``."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    with store._engine.lock:
+        res = store._session_here().query(
+            sql + " SETTINGS output_format_arrow_string_as_string = 1", "ArrowStream")
+    return ipc.open_stream(pa.py_buffer(res.bytes())).read_all()
 
 
 def main() -> None:
@@ -210,6 +283,7 @@ def main() -> None:
                 print(f"round {r} {n:>22}: insert fastest {res['insert_min_us']:5.1f} us/span, "
                       f"median {res['insert_median_us']:5.1f}, merge into one part "
                       f"{res['merge_us']:5.1f}, marking {res['mark_us']:4.1f}, "
+                      f"disk {res['disk_mib']:.0f} MiB, "
                       f"load {os.getloadavg()[0]:.1f}", flush=True)
                 continue
             print(f"round {r} {n:>22}: store {res['store_us']:5.1f} us/span (insert call "
