@@ -12,13 +12,23 @@ recognizer, whose pattern is upper-case only.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from flywheel.pii._engine import SCORE_THRESHOLD, empty_artifacts, shared_analyzer
-from flywheel.pii._engine import ENGINE_ENTITIES
+from presidio_analyzer import EntityRecognizer, PatternRecognizer
+from presidio_analyzer import pattern_recognizer as _pattern_module
+from presidio_analyzer.predefined_recognizers import IbanRecognizer
+from presidio_analyzer.predefined_recognizers.generic import iban_recognizer as _iban_module
+
+from flywheel.pii._engine import ENGINE_ENTITIES, SCORE_THRESHOLD, empty_artifacts, shared_analyzer
 from flywheel.pii._types import ENTITIES, Detection
+
+_log = logging.getLogger(__name__)
+#: The regular-expression engine Presidio's pattern loops use (the ``regex`` package),
+#: so a pattern compiles and matches here exactly as it does there.
+_regex: Any = _pattern_module.re
 
 #: Presidio entity -> the label used in pseudonyms and reports (the engine's entities).
 ENTITY_LABELS: dict[str, str] = {e: ENTITIES[e] for e in ENGINE_ENTITIES}
@@ -91,19 +101,6 @@ def resolve_overlaps(found: list[Detection]) -> list[Detection]:
     return chosen
 
 
-#: Per entity: the characters its Presidio patterns can match, and what a run of them
-#: must hold to be worth a recognizer call. A match lies inside one maximal run of
-#: its pattern's characters, so running the recognizer on each run (with two
-#: characters of context either side, which is all the patterns' ``\b`` and
-#: look-around ever read) finds exactly the matches the whole text would give.
-_RUNS: dict[str, tuple[re.Pattern[str], Any]] = {
-    "EMAIL_ADDRESS": (re.compile(r"[\w!#$%&'*+\-/=?^`{|}~.@]+"), lambda r: "@" in r),
-    "CREDIT_CARD": (re.compile(r"[\d \-]+"), lambda r: _digit_count(r) >= 12),
-    "US_SSN": (re.compile(r"[\d \-.]+"), lambda r: _SSN_SHAPE.search(r) is not None),
-    "IBAN_CODE": (re.compile(r"[A-Z0-9 \-]+"), lambda r: _digit_count(r) >= 8),
-    "IP_ADDRESS": (re.compile(r"[\w.:%/]+"), lambda r: _IP_TRIGGER.search(r) is not None),
-}
-_CONTEXT = 2
 #: Every digit layout of Presidio's SSN patterns (3-2-4 with or without separators, 5-4, 3-6).
 _SSN_SHAPE = re.compile(r"\d{3}[- .]?\d{2}[- .]?\d{4}|\d{5}-\d{4}|\d{3}-\d{6}")
 
@@ -112,10 +109,157 @@ def _digit_count(s: str) -> int:
     return len(s) - len(s.translate(_DIGITS))
 
 
+def _run_with(chars: str, skip: str, need: str) -> re.Pattern[str]:
+    """Maximal runs of ``chars`` that hold one of ``need`` (``skip`` = the other ``chars``).
+
+    A run starts where the previous character is not one of ``chars``; its
+    ``skip`` characters are passed without backtracking up to the first ``need``
+    character, and the rest of the run follows. One scan of the text, and no
+    call for the many runs that cannot qualify (every space is a run of a
+    card's characters).
+    """
+    return re.compile(rf"(?<![{chars}])(?:{skip})*+[{need}][{chars}]*")
+
+
+_EMAIL_CHARS = r"\w!#$%&'*+\-/=?^`{|}~."
+#: Per entity: the maximal runs of the characters its Presidio patterns can match,
+#: with a character every match needs, and what the run must hold to be worth a
+#: recognizer call (None: nothing more). A match lies inside one maximal run of
+#: its pattern's characters, so running the recognizer on each run (with two
+#: characters of context either side, which is all the patterns' ``\b`` and
+#: look-around ever read) finds exactly the matches the whole text would give.
+_RUNS: dict[str, tuple[re.Pattern[str], Any]] = {
+    "EMAIL_ADDRESS": (_run_with(_EMAIL_CHARS + "@", f"[{_EMAIL_CHARS}]", "@"), None),
+    "CREDIT_CARD": (_run_with(r"\d \-", r"[ \-]", r"\d"), lambda r: _digit_count(r) >= 12),
+    "US_SSN": (_run_with(r"\d \-.", r"[ \-.]", r"\d"), lambda r: _SSN_SHAPE.search(r) is not None),
+    "IBAN_CODE": (_run_with(r"A-Z0-9 \-", r"[A-Z \-]", "0-9"), lambda r: _digit_count(r) >= 8),
+    "IP_ADDRESS": (
+        _run_with(r"\w.:%/", r"[^\W\d]|[.%/]", r"\d:"),
+        lambda r: _IP_TRIGGER.search(r) is not None,
+    ),
+}
+_CONTEXT = 2
+
+
 def _runs(entity: str, text: str) -> list[tuple[int, int]]:
     """Stretches of ``text`` that can hold a match of ``entity``'s patterns."""
     rx, worth = _RUNS[entity]
+    if worth is None:
+        return [m.span() for m in rx.finditer(text)]
     return [m.span() for m in rx.finditer(text) if worth(m.group())]
+
+
+#: A recognizer's matches in a text as ``(start, end, score)``, in the order its
+#: ``analyze`` returns them.
+Runner = Callable[[str], list[tuple[int, int, float]]]
+
+
+def recognizer_runner(rec: Any, artifacts: Any = None) -> Runner:
+    """``rec.analyze`` on one entity, without Presidio's per-call and per-match bookkeeping.
+
+    Presidio's pattern loop times every pattern, logs, and builds an explanation
+    and a result object for every match, then sorts and de-duplicates through
+    those objects; over many short windows that was most of the pattern cost.
+    For the two loops we call (``PatternRecognizer``'s, and ``IbanRecognizer``'s
+    own) this runs the same compiled patterns, validation and de-duplication on
+    plain tuples (tests/pii/test_pattern_runner.py compares the two). A recognizer
+    whose class changes either loop goes through its own ``analyze``.
+    """
+    cls = type(rec)
+    if isinstance(rec, IbanRecognizer) and cls.analyze is IbanRecognizer.analyze:
+        return _iban_runner(rec)
+    if (
+        isinstance(rec, PatternRecognizer)
+        and cls.analyze is PatternRecognizer.analyze
+        and getattr(cls, "_PatternRecognizer__analyze_patterns", None)
+        is PatternRecognizer._PatternRecognizer__analyze_patterns  # type: ignore[attr-defined]
+    ):
+        return _pattern_runner(rec)
+    entities = list(rec.supported_entities)
+
+    def run(text: str) -> list[tuple[int, int, float]]:
+        return [(r.start, r.end, r.score) for r in rec.analyze(text, entities, artifacts)]
+
+    return run
+
+
+_MAX, _MIN = EntityRecognizer.MAX_SCORE, EntityRecognizer.MIN_SCORE
+
+
+def _pattern_runner(rec: Any) -> Runner:
+    """``PatternRecognizer.analyze`` (Presidio 2.2) on tuples."""
+    cls = type(rec)
+    flags = rec.global_regex_flags
+    patterns = [(_regex.compile(p.regex, flags=flags), p.score, p.name) for p in rec.patterns]
+    own = PatternRecognizer
+    validate = None if cls.validate_result is own.validate_result else rec.validate_result
+    invalidate = None if cls.invalidate_result is own.invalidate_result else rec.invalidate_result
+
+    def run(text: str) -> list[tuple[int, int, float]]:
+        found: list[tuple[int, int, float]] = []
+        for rx, base, name in patterns:
+            try:
+                for m in rx.finditer(text, timeout=_pattern_module.REGEX_TIMEOUT_SECONDS):
+                    start, end = m.span()
+                    if start == end:
+                        continue
+                    score = base
+                    if validate is not None:
+                        valid = validate(text[start:end])
+                        if valid is not None:
+                            score = _MAX if valid else _MIN
+                    if invalidate is not None and invalidate(text[start:end]):
+                        score = _MIN
+                    if score > _MIN:
+                        found.append((start, end, score))
+            except TimeoutError:  # as Presidio: the pattern's later matches are not looked for
+                _log.warning("pattern %s of %s timed out; later matches lost", name, rec.name)
+        return _remove_duplicates(found)
+
+    return run
+
+
+def _remove_duplicates(found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """``EntityRecognizer.remove_duplicates`` for one entity's ``(start, end, score)``."""
+    if len(found) < 2:
+        return found
+    kept: list[tuple[int, int, float]] = []
+    active: list[tuple[int, int, float]] = []
+    for r in sorted(set(found), key=lambda r: (r[0], r[0] - r[1], -r[2])):
+        active = [f for f in active if f[1] >= r[0]]
+        if any(r[0] >= f[0] and r[1] <= f[1] and r[2] <= f[2] for f in active):
+            continue
+        kept.append(r)
+        active.append(r)
+    return sorted(kept, key=lambda r: (-r[2], r[0], r[0] - r[1]))
+
+
+def _iban_runner(rec: Any) -> Runner:
+    """``IbanRecognizer.analyze`` (Presidio 2.2): a match ends at its last group that validates."""
+    flags = rec.global_regex_flags
+    patterns = [(_regex.compile(p.regex, flags=flags), p.score, p.name) for p in rec.patterns]
+
+    def run(text: str) -> list[tuple[int, int, float]]:
+        found: list[tuple[int, int, float]] = []
+        for rx, base, name in patterns:
+            try:
+                for m in rx.finditer(text, timeout=_iban_module.REGEX_TIMEOUT_SECONDS):
+                    start, end0 = m.span()
+                    for group in range(rx.groups, 0, -1):
+                        g_end = m.end(group)
+                        end = g_end if g_end > 0 else end0
+                        if start == end:
+                            continue
+                        valid = rec.validate_result(text[start:end])
+                        score = base if valid is None else (_MAX if valid else _MIN)
+                        if score > _MIN:
+                            found.append((start, end, score))
+                            break
+            except TimeoutError:  # as Presidio: the pattern's later matches are not looked for
+                _log.warning("pattern %s of %s timed out; later matches lost", name, rec.name)
+        return found
+
+    return run
 
 
 class PatternDetector:
@@ -143,6 +287,10 @@ class PatternDetector:
             e: [r for r in self._analyzer.registry.recognizers if e in r.supported_entities]
             for e in self.entities
         }
+        self._runners: dict[str, list[Runner]] = {
+            e: [recognizer_runner(r, self._artifacts) for r in recs]
+            for e, recs in self._recognizers.items()
+        }
         self.analyzed = 0
 
     def detect(self, text: str) -> list[Detection]:
@@ -164,21 +312,26 @@ class PatternDetector:
             for start, end in _runs(entity, source):
                 lo = max(0, start - _CONTEXT)
                 window = source[lo : end + _CONTEXT]
-                for rec in self._recognizers[entity]:
-                    for r in rec.analyze(window, [entity], self._artifacts):
-                        s, e = r.start + lo, r.end + lo
+                for run in self._runners[entity]:
+                    for s, e, score in run(window):
+                        s, e = s + lo, e + lo
                         if s < start or e > end:
                             continue
-                        self._keep(kept, text, entity, s, e, r.score)
+                        self._keep(kept, text, entity, s, e, score)
         if phone:
             covered = [(d.start, d.end) for d in kept if d.label != "EMAIL"]
-            for rec in self._recognizers["PHONE_NUMBER"]:
+            for rec, run in zip(
+                self._recognizers["PHONE_NUMBER"], self._runners["PHONE_NUMBER"], strict=True
+            ):
                 if hasattr(rec, "analyze_windows"):
-                    results = rec.analyze_windows(text, covered, self._artifacts)
+                    found = [
+                        (r.start, r.end, r.score)
+                        for r in rec.analyze_windows(text, covered, self._artifacts)
+                    ]
                 else:
-                    results = rec.analyze(text, ["PHONE_NUMBER"], self._artifacts)
-                for r in results:
-                    self._keep(kept, text, "PHONE_NUMBER", r.start, r.end, r.score)
+                    found = run(text)
+                for s, e, score in found:
+                    self._keep(kept, text, "PHONE_NUMBER", s, e, score)
         return kept
 
     @staticmethod
