@@ -63,6 +63,14 @@ def canonical(label: str, value: str) -> str:
     return " ".join(value.split()).casefold()
 
 
+def _main_number(value: str) -> tuple[str, bool]:
+    """The number without its extension or ``tel:``, and whether it is written internationally."""
+    main = _EXTENSION.split(value, maxsplit=1)[0].strip()
+    if main.lower().startswith("tel:"):
+        main = main[4:].strip()
+    return main, main.lstrip("( ").startswith(("+", "00"))
+
+
 @functools.lru_cache(maxsize=65536)
 def phone_readings(value: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     """``(international, ((region, E.164), ...))``: the number as written, or its national readings.
@@ -76,11 +84,9 @@ def phone_readings(value: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
     """
     import phonenumbers
 
-    main = _EXTENSION.split(value, maxsplit=1)[0].strip()
-    if main.lower().startswith("tel:"):
-        main = main[4:].strip()
-    lead = main.lstrip("( ")
-    if lead.startswith(("+", "00")):
+    main, international = _main_number(value)
+    if international:
+        lead = main.lstrip("( ")
         digits = "".join(c for c in main if c.isdigit())
         text = "+" + digits[2:] if lead.startswith("00") else main
         try:
@@ -88,22 +94,72 @@ def phone_readings(value: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
         except phonenumbers.NumberParseException:
             return True, ()
         return True, ((phonenumbers.region_code_for_number(num) or "", _e164(num)),)
-    ranked: list[tuple[int, str, str]] = []
-    for region in PHONE_REGIONS:
-        try:
-            num = phonenumbers.parse(main, region)
-        except phonenumbers.NumberParseException:
-            continue
-        if phonenumbers.is_valid_number(num):
-            national = phonenumbers.format_number(num, phonenumbers.PhoneNumberFormat.NATIONAL)
-            rank = 0 if _groups(national) == _groups(main) else 1
-        elif phonenumbers.is_possible_number(num):
-            rank = 2
-        else:
-            continue
-        ranked.append((rank, region, _e164(num)))
+    ranked = [(r[0], region, r[1]) for region in PHONE_REGIONS if (r := _reading(main, region))]
     ranked.sort(key=lambda r: r[0])  # stable: PHONE_REGIONS order within a rank
     return False, tuple((region, e164) for _, region, e164 in ranked)
+
+
+@functools.lru_cache(maxsize=65536)
+def _reading(main: str, region: str) -> tuple[int, str] | None:
+    """``(rank, E.164)`` of a national number read in ``region`` (ranks: ``phone_readings``)."""
+    import phonenumbers
+
+    try:
+        num = phonenumbers.parse(main, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if phonenumbers.is_valid_number(num):
+        national = phonenumbers.format_number(num, phonenumbers.PhoneNumberFormat.NATIONAL)
+        return (0 if _groups(national) == _groups(main) else 1), _e164(num)
+    if phonenumbers.is_possible_number(num):
+        return 2, _e164(num)
+    return None
+
+
+#: A national number written with ASCII digits and phone punctuation only (no plus sign,
+#: letters or RFC 3966 parameters): read in a region, it carries that region's country
+#: code, unless its digits start with the region's international dialling prefix
+#: (``_dialled_abroad``).
+_PLAIN_NATIONAL = re.compile(r"[0-9\s().\-/]+\Z")
+_NOT_DIGIT = re.compile(r"[^0-9]")
+
+
+@functools.cache
+def _dialling_prefixes() -> tuple[tuple[str, re.Pattern[str] | None], ...]:
+    """Each region's international dialling prefix (00; 011 in the US; 00 or 09 in Mexico)."""
+    import phonenumbers
+
+    out = []
+    for region in PHONE_REGIONS:
+        prefix = phonenumbers.PhoneMetadata.metadata_for_region(region).international_prefix
+        out.append((region, re.compile(prefix) if prefix else None))
+    return tuple(out)
+
+
+def _dialled_abroad(main: str) -> set[str]:
+    """Regions where ``main`` (a ``_PLAIN_NATIONAL``) starts with the dialling prefix.
+
+    Read there, its country code is the one after the prefix, not the region's.
+    """
+    digits = _NOT_DIGIT.sub("", main)
+    return {region for region, rx in _dialling_prefixes() if rx is not None and rx.match(digits)}
+
+
+@functools.cache
+def _country_code(region: str) -> int:
+    import phonenumbers
+
+    return int(phonenumbers.country_code_for_region(region))
+
+
+def _country_code_of(e164: str) -> int:
+    """The country code an E.164 number starts with (codes are prefix-free, 1-3 digits)."""
+    import phonenumbers
+
+    for n in (1, 2, 3):
+        if int(e164[1 : 1 + n]) in phonenumbers.COUNTRY_CODE_TO_REGION_CODE:
+            return int(e164[1 : 1 + n])
+    return 0
 
 
 def _groups(number: str) -> str:
@@ -124,14 +180,23 @@ class PhoneContext:
         self.e164: set[str] = set()
         self.regions: Counter[str] = Counter()
         for v in values:
+            if not _main_number(v)[1]:
+                continue  # a national number names no country
             international, readings = phone_readings(v)
             if international and readings:
                 region, e164 = readings[0]
                 self.e164.add(e164)
                 self.regions[region] += 1
+        # The country codes of the numbers written internationally, for ``_identity_lazily``.
+        self._codes = {_country_code_of(e) for e in self.e164}
 
     def identity(self, value: str) -> str:
         """The E.164 identity of ``value`` under this trace's rule (module docstring)."""
+        main, international = _main_number(value)
+        if not international and _PLAIN_NATIONAL.match(main):
+            found = self._identity_lazily(main)
+            if found is not None:
+                return found
         international, readings = phone_readings(value)
         if not readings:
             digits = "".join(c for c in value if c.isdigit())
@@ -144,6 +209,52 @@ class PhoneContext:
         # max() keeps the first of equals: the ranked order breaks ties.
         region, e164 = max(readings, key=lambda r: self.regions[r[0]])
         return e164
+
+    def _identity_lazily(self, main: str) -> str | None:
+        """``identity`` of a national number reading only the regions that can decide it.
+
+        Read in a region, such a number carries the region's country code (unless
+        it starts with the region's dialling prefix, ``_PLAIN_NATIONAL``), so (1)
+        only regions with the country code of a number the trace writes
+        internationally, or whose dialling prefix it starts with, can read it as
+        that number; (2) failing
+        that, only regions the trace's international numbers name have a count
+        above zero, and the first-ranked of those with the highest count wins;
+        (3) failing that, every count is zero and the first-ranked reading wins:
+        regions are read in order until one ranks 0. The answer is the full
+        ranking's (``identity``); ``phonenumbers`` is asked a few times instead of
+        once per region. None: no reading at all (``identity`` decides).
+        """
+        order = {r: i for i, r in enumerate(PHONE_REGIONS)}
+
+        def first(regions: list[str], keep: Any) -> str | None:
+            best = None
+            for region in regions:
+                r = _reading(main, region)
+                if r is not None and keep(region, r[1]):
+                    key = (r[0], order[region])
+                    if best is None or key < best[0]:
+                        best = (key, r[1])
+            return None if best is None else best[1]
+
+        if self._codes:
+            abroad = _dialled_abroad(main)
+            coded = [r for r in PHONE_REGIONS if _country_code(r) in self._codes or r in abroad]
+            found = first(coded, lambda region, e164: e164 in self.e164)
+            if found is not None:
+                return found
+        counted = [r for r in PHONE_REGIONS if self.regions[r] > 0]
+        if counted:
+            top = max(
+                (self.regions[r] for r in counted if _reading(main, r) is not None), default=0
+            )
+            if top:
+                return first(counted, lambda region, e164: self.regions[region] == top)
+        for region in PHONE_REGIONS:  # every count is zero: the first-ranked reading
+            r = _reading(main, region)
+            if r is not None and r[0] == 0:
+                return r[1]
+        return first(list(PHONE_REGIONS), lambda region, e164: True)
 
 
 class Pseudonyms:
