@@ -275,13 +275,17 @@ class Pseudonyms:
         self._observed: dict[tuple[str, str], None] = {}
         self._phones = PhoneContext([])
         self.settled = False
+        # A value's token once assigned (assigning again changes nothing: same identity,
+        # literals and name words already recorded), so the second pass looks it up.
+        self._tokens: dict[tuple[str, str], str] = {}
 
     def get(self, label: str, value: str) -> str:
         """The token of ``value`` (after ``settle``); before, record it and return a placeholder."""
         if not self.settled:
             self._observed.setdefault((label, value), None)
             return f"<{label}_0>"
-        return self._assign(label, value)
+        token = self._tokens.get((label, value))
+        return token if token is not None else self._assign(label, value)
 
     def settle(self) -> None:
         """Assign tokens to everything observed, in order of first appearance."""
@@ -321,6 +325,7 @@ class Pseudonyms:
             for part in _ADDRESS_PART.findall(value):
                 if len(part.strip()) >= 6:
                     self._add_literal(part.strip(), token)
+        self._tokens[(label, value)] = token
         return token
 
     def reserve(self, node: Any) -> None:

@@ -67,14 +67,13 @@ _DENY_SCORE = 3.0
 _PROPAGATED_SCORE = 0.01  # at equal length a detection names the rule
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _json_path(path: str, key: Any) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
-    return (
-        f"{path}.{key}"
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key)
-        else f"{path}[{json.dumps(key)}]"
-    )
+    return f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{json.dumps(key)}]"
 
 
 def _try_json(text: str) -> tuple[Any, bool]:
@@ -194,6 +193,7 @@ class _TraceJob:
         self.loc: tuple[int, str, str] = (0, "", "")
         self.keep: frozenset[str] = frozenset()
         self.plain: re.Pattern[str] | None = None
+        self.segments: dict[str, list[Any]] = {}  # encoded stretches by text (``_text``)
 
     # -- driving -------------------------------------------------------
     def run(self) -> RedactedTrace:
@@ -328,7 +328,11 @@ class _TraceJob:
         return on_text
 
     def _text(self, s: str, path: str, depth: int = 0) -> str:
-        segs = segments(s) if depth < 4 and len(s) >= 8 else []
+        segs: list[Any] = []
+        if depth < 4 and len(s) >= 8:
+            segs = self.segments.get(s)  # type: ignore[assignment]
+            if segs is None:  # found once per trace: the second pass reuses them
+                segs = self.segments[s] = segments(s)
         spans: list[tuple[Detection, str]] = []
         for pattern, label in self.r._deny:
             for m in pattern.finditer(s):
