@@ -64,9 +64,9 @@ atexit.register(shutdown_pools)
 
 #: Chunks per worker when ``redact_traces`` sizes them: enough that one slow trace
 #: leaves the other workers busy, few enough that sending them costs little.
-CHUNKS_PER_WORKER = 4
+CHUNKS_PER_WORKER = 8
 #: The largest chunk ``redact_traces`` picks itself.
-MAX_CHUNK = 32
+MAX_CHUNK = 16
 
 
 def worker_count(workers: int) -> int:
@@ -90,7 +90,7 @@ def redact_traces(
         chunk_size: Traces sent to a worker at a time; by default the batch
             is cut into ``CHUNKS_PER_WORKER`` chunks per worker (at most
             ``MAX_CHUNK`` traces each), so a batch of 64 traces on 2 workers
-            goes in 8 chunks of 8.
+            goes in 16 chunks of 4.
 
     Returns:
         One ``RedactedTrace`` per input trace, same order.

@@ -291,10 +291,10 @@ def test_parallel_batch_matches_serial() -> None:
 @pytest.mark.parametrize(
     ("n", "workers", "sent"),
     [
-        (64, 2, [8] * 8),  # redact_candidates' old batch: it ran in the calling process
-        (128, 2, [16] * 8),
+        (64, 2, [4] * 16),  # redact_candidates' old batch: it ran in the calling process
+        (128, 2, [8] * 16),
         (5, 2, [1] * 5),
-        (1000, 2, [32] * 31 + [8]),  # chunks stop growing at MAX_CHUNK
+        (1000, 2, [16] * 62 + [8]),  # chunks stop growing at MAX_CHUNK
         (1, 2, []),  # one trace: nothing to split, this process
         (64, 1, []),
     ],
