@@ -121,7 +121,17 @@ def _run_with(chars: str, skip: str, need: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![{chars}])(?:{skip})*+[{need}][{chars}]*")
 
 
+def _run_counting(chars: str, skip: str, digits: int) -> re.Pattern[str]:
+    """Maximal runs of ``chars`` holding at least ``digits`` ASCII digits.
+
+    ``skip`` matches the other ``chars``; they are passed without backtracking,
+    so a run short of digits fails once.
+    """
+    return re.compile(rf"(?<![{chars}])(?:(?:{skip})*+[0-9]){{{digits}}}[{chars}]*")
+
+
 _EMAIL_CHARS = r"\w!#$%&'*+\-/=?^`{|}~."
+
 #: Per entity: the maximal runs of the characters its Presidio patterns can match,
 #: with a character every match needs, and what the run must hold to be worth a
 #: recognizer call (None: nothing more). A match lies inside one maximal run of
@@ -132,7 +142,7 @@ _RUNS: dict[str, tuple[re.Pattern[str], Any]] = {
     "EMAIL_ADDRESS": (_run_with(_EMAIL_CHARS + "@", f"[{_EMAIL_CHARS}]", "@"), None),
     "CREDIT_CARD": (_run_with(r"\d \-", r"[ \-]", r"\d"), lambda r: _digit_count(r) >= 12),
     "US_SSN": (_run_with(r"\d \-.", r"[ \-.]", r"\d"), lambda r: _SSN_SHAPE.search(r) is not None),
-    "IBAN_CODE": (_run_with(r"A-Z0-9 \-", r"[A-Z \-]", "0-9"), lambda r: _digit_count(r) >= 8),
+    "IBAN_CODE": (_run_counting(r"A-Z0-9 \-", r"[A-Z \-]", 8), None),
     "IP_ADDRESS": (
         _run_with(r"\w.:%/", r"[^\W\d]|[.%/]", r"\d:"),
         lambda r: _IP_TRIGGER.search(r) is not None,
