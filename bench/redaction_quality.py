@@ -63,7 +63,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 CORPUS = Path(__file__).resolve().parent / "redaction_corpus"
 TARGET = 0.95
 # Corpora whose misses may be read (each has had its one independent run, or never was independent).
-DEVELOPMENT = ("dev", "frozen", "holdout2", "holdout3", "holdout4")
+DEVELOPMENT = ("dev", "frozen", "holdout2", "holdout3", "holdout4", "holdout5")
+
+
+def part_of(labels: dict[str, Any], part: str) -> set[str]:
+    """Trace ids of one half of a corpus, for tuning on one half and checking on the other:
+    English traces alternate in corpus order; the other languages alternate in sorted order,
+    so half B's languages are never seen while tuning on half A."""
+    langs = sorted({lab["lang"].split("-")[0] for lab in labels.values()} - {"en"})
+    nn = {"nn": "nb"}  # Nynorsk with Bokmål: one language for the split
+    a_langs = {lg for k, lg in enumerate(x for x in langs if x not in nn) if k % 2 == 0}
+    out, en = set(), 0
+    for tid, lab in labels.items():
+        lg = lab["lang"].split("-")[0]
+        lg = nn.get(lg, lg)
+        if lg == "en":
+            side = "A" if en % 2 == 0 else "B"
+            en += 1
+        else:
+            side = "A" if lg in a_langs else "B"
+        if side == part:
+            out.add(tid)
+    return out
 
 # -- the bench's own decoder (not the product's) ------------------------------
 _B64 = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
@@ -207,8 +228,8 @@ def _exposed(store: Any, labels: dict[str, Any]) -> dict[str, set[int]]:
     return out
 
 
-def run(corpus: str, workdir: Path) -> dict[str, Any]:
-    """The whole pipeline on one corpus; returns the figures."""
+def run(corpus: str, workdir: Path, parts: tuple[str, ...] = ("",)) -> list[dict[str, Any]]:
+    """The whole pipeline on one corpus; returns the figures of each part ("" = all)."""
     from flywheel.evalset import export_bundle, release_from_store
     from flywheel.ingest import import_otlp_json
     from flywheel.promote import (
@@ -261,63 +282,72 @@ def run(corpus: str, workdir: Path) -> dict[str, Any]:
     manifest_text = "\x00".join(haystack(manifest))
     queue_text = "\x00".join(haystack(pages))
 
-    rows: dict[str, Counter[str]] = defaultdict(Counter)
-    misses: dict[str, list[str]] = defaultdict(list)
-    decoys = Counter()
-    decoy_lost: list[str] = []
-    bundle_leaks: list[str] = []
-    leaking_traces: set[str] = set()
-    for trace_id, lab in labels.items():
-        resp = responses.get(trace_id)
-        resp_text = "\x00".join(haystack(resp)) + "\x00" + queue_text if resp else ""
-        task = bundle_tasks.get(trace_id)
-        task_text = ("\x00".join(haystack(task)) if task else "") + "\x00" + manifest_text
-        seen: set[tuple[str, str]] = set()
-        for i, p in enumerate(lab["planted"]):
-            if (p["type"], p["value"]) in seen:
-                continue
-            seen.add((p["type"], p["value"]))
-            rows[p["type"]]["n_all"] += 1
-            if resp is None:
-                rows[p["type"]]["no_candidate"] += 1
-                continue
-            if leaked(p, resp_text):
-                rows[p["type"]]["leak_all"] += 1
-                misses[p["type"]].append(f"{lab['key']}: {p['value'][:40]!r}")
-            if i in exposed.get(trace_id, set()):
-                rows[p["type"]]["n_task"] += 1
-                if leaked(p, task_text):
-                    rows[p["type"]]["leak_task"] += 1
-                    bundle_leaks.append(f"{lab['key']} {p['type']}")
-                    leaking_traces.add(trace_id)
-        raw_text = resp_text
-        for dv in lab["decoys"]:
-            decoys["n"] += 1
-            if resp is not None and dv in raw_text:
-                decoys["kept"] += 1
-            else:
-                decoy_lost.append(f"{lab['key']}: {dv!r}")
     store.close()
-    leaking_tasks = {bundle_tasks[tr].get("task_id") for tr in leaking_traces if tr in bundle_tasks}
-    clean_refusals = [f for f in refused if f.get("task_id") not in leaking_tasks]
-    return {
-        "corpus": corpus,
-        "traces": len(labels),
-        "imported_spans": imp.spans,
-        "drafted": len(drafted),
-        "reviewed": len(responses),
-        "pipeline_s": round(pipeline_s, 1),
-        "release_refused_findings": len(refused),
-        "refused_types": dict(Counter(f.get("entity", f.get("type", "?")) for f in refused)),
-        "refused_rules": dict(Counter(f.get("rule", "?") for f in refused)),
-        "refused_on_clean_tasks": len(clean_refusals),
-        "export_error": export_error,
-        "rows": {k: dict(v) for k, v in sorted(rows.items())},
-        "misses": {k: v for k, v in sorted(misses.items())},
-        "decoys": dict(decoys),
-        "decoys_lost": decoy_lost,
-        "bundle_leaks": bundle_leaks,
-    }
+
+    def score(part: str) -> dict[str, Any]:
+        keep = part_of(labels, part) if part else set(labels)
+        rows: dict[str, Counter[str]] = defaultdict(Counter)
+        misses: dict[str, list[str]] = defaultdict(list)
+        decoys = Counter()
+        decoy_lost: list[str] = []
+        bundle_leaks: list[str] = []
+        leaking_traces: set[str] = set()
+        for trace_id, lab in labels.items():
+            if trace_id not in keep:
+                continue
+            resp = responses.get(trace_id)
+            resp_text = "\x00".join(haystack(resp)) + "\x00" + queue_text if resp else ""
+            task = bundle_tasks.get(trace_id)
+            task_text = ("\x00".join(haystack(task)) if task else "") + "\x00" + manifest_text
+            seen: set[tuple[str, str]] = set()
+            for i, p in enumerate(lab["planted"]):
+                if (p["type"], p["value"]) in seen:
+                    continue
+                seen.add((p["type"], p["value"]))
+                rows[p["type"]]["n_all"] += 1
+                if resp is None:
+                    rows[p["type"]]["no_candidate"] += 1
+                    continue
+                if leaked(p, resp_text):
+                    rows[p["type"]]["leak_all"] += 1
+                    misses[p["type"]].append(f"{lab['key']}: {p['value'][:40]!r}")
+                if i in exposed.get(trace_id, set()):
+                    rows[p["type"]]["n_task"] += 1
+                    if leaked(p, task_text):
+                        rows[p["type"]]["leak_task"] += 1
+                        bundle_leaks.append(f"{lab['key']} {p['type']}")
+                        leaking_traces.add(trace_id)
+            raw_text = resp_text
+            for dv in lab["decoys"]:
+                decoys["n"] += 1
+                if resp is not None and dv in raw_text:
+                    decoys["kept"] += 1
+                else:
+                    decoy_lost.append(f"{lab['key']}: {dv!r}")
+        leaking_tasks = {
+            bundle_tasks[tr].get("task_id") for tr in leaking_traces if tr in bundle_tasks
+        }
+        clean_refusals = [f for f in refused if f.get("task_id") not in leaking_tasks]
+        return {
+            "corpus": corpus + (f" part {part}" if part else ""),
+            "traces": len(keep),
+            "imported_spans": imp.spans,
+            "drafted": len(drafted),
+            "reviewed": len(responses),
+            "pipeline_s": round(pipeline_s, 1),
+            "release_refused_findings": len(refused),
+            "refused_types": dict(Counter(f.get("entity", f.get("type", "?")) for f in refused)),
+            "refused_rules": dict(Counter(f.get("rule", "?") for f in refused)),
+            "refused_on_clean_tasks": len(clean_refusals),
+            "export_error": export_error,
+            "rows": {k: dict(v) for k, v in sorted(rows.items())},
+            "misses": {k: v for k, v in sorted(misses.items())},
+            "decoys": dict(decoys),
+            "decoys_lost": decoy_lost,
+            "bundle_leaks": bundle_leaks,
+        }
+
+    return [score(p) for p in parts]
 
 
 def _record_exceptions(store: Any, findings: list[dict[str, Any]]) -> None:
@@ -389,6 +419,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
+    ap.add_argument("--parts", action="store_true",
+                    help="also score each half (see part_of): tune on A's misses, check on B")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--misses", action="store_true", help="list the missed values (development corpora only)")
     args = ap.parse_args()
@@ -396,10 +428,14 @@ def main() -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     tmp = Path(tempfile.mkdtemp(prefix="bench-redaction-"))
     try:
-        fig = run(args.corpus, tmp)
+        figs = run(args.corpus, tmp, ("", "A", "B") if args.parts else ("",))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    ok = report(fig)
+    ok = report(figs[0])
+    for part_fig in figs[1:]:
+        print()
+        report(part_fig)
+    fig = figs[-2] if args.parts else figs[0]  # misses: half A only
     if args.misses:
         if args.corpus not in DEVELOPMENT:
             print(f"(misses are listed for the development corpora only: {', '.join(DEVELOPMENT)})")

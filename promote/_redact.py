@@ -34,6 +34,8 @@ from flywheel.pii import (
     PSEUDONYM,
     Detection,
     Detector,
+    credential_shaped,
+    derived_label,
     is_identifier,
     longest_first,
     national_id_scheme,
@@ -42,6 +44,7 @@ from flywheel.pii import (
     organisation_like,
     person_like,
     segments,
+    suffix_applies,
 )
 from flywheel.pii import shared_detector as _shared_detector
 from flywheel.promote._pseudonyms import Pseudonyms
@@ -87,6 +90,10 @@ def _try_json(text: str) -> tuple[Any, bool]:
         return text, False
 
 
+#: Key rules whose label depends on the value (see ``flywheel.pii.KEY_LABELS``).
+_CONDITIONAL = ("AUTO", "CHECKED_ID", "SECRET_IF_RANDOM")
+
+
 def _checked_id(value: str) -> str | None:
     """CHECKED_ID keys: NATIONAL_ID when a national id's check digits pass, else None."""
     return "NATIONAL_ID" if national_id_scheme(value) else None
@@ -130,8 +137,10 @@ class Redactor:
         if label is None:
             for suffix, lab in self._suffixes:
                 if norm.endswith(suffix):
-                    label = lab
+                    label = lab if suffix_applies(norm, suffix, lab) else None
                     break
+        if label is None and norm not in self._key_rules:
+            label = derived_label(key)  # the language tables (flywheel.pii.derived_label)
         self._key_cache[key] = label
         return label
 
@@ -265,8 +274,8 @@ class _TraceJob:
         if isinstance(node, list):
             return [self._node(v, _json_path(path, i), label, depth) for i, v in enumerate(node)]
         if label is not None and isinstance(node, (int, float)) and not isinstance(node, bool):
-            if label in ("AUTO", "CHECKED_ID"):  # a number under such a key: only what it is
-                label = self._auto_label(str(node)) if label == "AUTO" else _checked_id(str(node))
+            if label in _CONDITIONAL:  # a number under such a key: only what it is
+                label = self._conditional(label, str(node))
                 if label is None:
                     return node
             return self._whole(str(node), path, label)
@@ -277,8 +286,8 @@ class _TraceJob:
             stripped = s.strip()
             if PSEUDONYM.fullmatch(stripped):
                 return s
-            if label in ("AUTO", "CHECKED_ID"):
-                label = self._auto_label(stripped) if label == "AUTO" else _checked_id(stripped)
+            if label in _CONDITIONAL:
+                label = self._conditional(label, stripped)
                 if label is None:
                     return self._text(s, path, depth)
             if label == "NAME" and (
@@ -298,6 +307,14 @@ class _TraceJob:
                 new = self._node(tree, path, None, depth + 1)
                 return json.dumps(new, ensure_ascii=False) if self.write and new != tree else s
         return self._text(s, path, depth)
+
+    def _conditional(self, label: str, s: str) -> str | None:
+        """The label a conditional key rule gives this value (or None: read it as text)."""
+        if label == "AUTO":
+            return self._auto_label(s)
+        if label == "CHECKED_ID":
+            return _checked_id(s)
+        return "SECRET" if credential_shaped(s) else None
 
     def _auto_label(self, s: str) -> str | None:
         """AUTO keys: the detected type of the whole value, NAME for a person-like value."""

@@ -79,7 +79,7 @@ def _check_rules(
     deny: dict[str, list[str]] = {}
     for label, values in deny_strings.items():
         lab = str(label).strip().upper()
-        if not _LABEL.match(lab) or lab in ("AUTO", "CHECKED_ID"):
+        if not _LABEL.match(lab) or lab in ("AUTO", "CHECKED_ID", "SECRET_IF_RANDOM"):
             raise UserError(f"deny_strings: label {label!r} is not a label; use e.g. NAME, ADDRESS")
         for v in values:
             if not isinstance(v, str) or not v.strip():

@@ -22,7 +22,10 @@ sentence, with no other number between them.
 
 from __future__ import annotations
 
+import gzip
 import re
+import unicodedata
+from importlib import resources
 
 from flywheel.pii._types import Detection
 
@@ -58,8 +61,28 @@ siječnja veljače ožujka travnja svibnja lipnja srpnja kolovoza rujna listopad
 gener febrer març maig juny juliol setembre desembre
 maret agustus desember
 """.split()
-_MONTHS = "|".join(re.escape(w) for w in sorted(set(_MONTH_WORDS), key=len, reverse=True))
-_M = rf"(?:{_MONTHS})(?![^\W\d_])\.?"
+
+
+def _cldr_months() -> set[str]:
+    """Month names of every CLDR language (``scripts/build_month_table.py``), and each
+    written without its accents (``septembrie``, ``nasterii``: typed on a plain keyboard)."""
+    raw = resources.files("flywheel.pii").joinpath("data/month_names.txt.gz").read_bytes()
+    lines = gzip.decompress(raw).decode().splitlines()
+    words = {ln for ln in lines if ln and not ln.startswith("#")}
+    return words | {_fold(w) for w in words}
+
+
+def _fold(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+#: Every month word (lower case). The date patterns take any word where a month goes and a
+#: match counts only when its word is one of these (``_month_ok``): one pattern of 6,000
+#: words, compiled into each date form, took seconds to compile and was slower to run.
+MONTHS: frozenset[str] = frozenset(_MONTH_WORDS) | frozenset(_cldr_months())
+#: Words a date may hold besides its month: glue, ordinal suffixes, days and years in words.
+_DATE_GLUE = frozenset("de del of the d st nd rd th er re e".split())
+_M = r"[^\W\d_]{3,}\.?"
 _UNITS = "one|two|three|four|five|six|seven|eight|nine"
 _TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
 _TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
@@ -83,7 +106,8 @@ _DATE = (
     rf"|{_M}[ ](?:the[ ])?(?:{_ORDINAL_DAY}),?[ ](?:{_Y4}|{_YEAR_WORDS})"
     rf"|{_Y4}-\d{{1,2}}-\d{{1,2}}(?!\d)|{_Y4}[./][ ]?\d{{1,2}}[./][ ]?\d{{1,2}}\.?(?!\d)"
     rf"|{_DAY}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})(?!\d)"
-    rf"|{_DAY}{_DAY_SUFFIX}[ ]?(?:de[ ]|of[ ]|d'|del[ ])?{_M},?[ ](?:de[ ]|del[ ])?(?:{_Y4}|'?\d{{2}}(?!\d)|{_YEAR_WORDS})"
+    rf"|{_DAY}{_DAY_SUFFIX}[ ]?(?:de[ ]|of[ ]|d['’]|del[ ])?{_M},?[ ](?:de[ ]|del[ ])?"
+    rf"(?:{_Y4}|'?\d{{2}}(?!\d)|{_YEAR_WORDS})"
     rf"|{_M}[ ]{_DAY}(?:st|nd|rd|th|\.)?,?[ ](?:{_Y4}|'\d{{2}}(?!\d))"
     rf"|{_Y4}\.?[ ]{_M}[ ]{_DAY}\.?"
     rf"|{_Y4}\.[ ]?\d{{1,2}}\.[ ]?\d{{1,2}}\.?"
@@ -105,8 +129,23 @@ syntynyt syntyi syntymäaika syntymäpäivä syntymapaiva syntymaaika
 född föddes födelsedatum fødd født fødselsdato fødselsdag
 doğum doğdu dogum
 născut născută nascut nascuta nașterii
-rođen rođena rođenja
-lahir
+rođen rođena rođenja rodjen rodjena datum_rođenja datum_rodjenja
+lahir kelahiran tgl_lahir tanggal_lahir tarikh_lahir
+néixer neixer nascut nascuda naixement data_de_naixement nado nada nacemento jaio jaiotze
+născut născută nascut nascuta nașterii nasterii naștere nastere
+γεννήθηκε γεννήθηκα γέννησης γεννησης γεννηθείς γεννημένος γεννημένη gennithike gennisis
+gebore geboore geboorte gebuer gebuerendatum
+narodený narodená narodenia narodil narodila
+gimęs gimusi gimimo gimė dzimis dzimusi dzimšanas dzimsanas sündinud sünniaeg sünd.
+rojen rojena rojstva rojstni rođendan
+fæddur fædd fæðingardagur fæðingardag fædt
+rugadh breithe ganwyd geni
+lindur lindi datëlindja datelindja
+ipinanganak kapanganakan isinilang alizaliwa kuzaliwa
+születtem születtél szul. szuletett
+syntyneen syntymä
+doğumlu dogumlu doğum_tarihi
+naskiĝis naskiĝdato
 """.split()
 _BIRTH = "|".join(re.escape(w.replace("_", " ")) for w in sorted(set(_BIRTH_WORDS), key=len, reverse=True))
 #: A birth word, then up to sixty characters with no number and no sentence end, then a date.
@@ -116,7 +155,8 @@ _DOB_BEFORE = re.compile(
 #: The birth word after the date: "am 3. Februar 1991 in Emden geboren", "le 2 mai 1980 est née".
 _AFTER_BIRTH = (
     r"geboren|born|née?|nacid[oa]|nat[oa]|nascid[oa]|urodzon[aey]|urodził[a]?|syntyi|syntynyt|"
-    r"född|født|fødd|született|doğdu|doğumlu|narozen[áa]?|rođen[a]?|născut[ă]?"
+    r"född|født|fødd|született|doğdu|doğumlu|narozen[áa]?|rođen[a]?|născut[ă]?|"
+    r"gebore|lahir|γεννήθηκε|γεννήθηκα|nascut[ăa]?|rojen[a]?|gimęs|gimusi|sündinud|fæddur|fædd"
 )
 _DOB_VERB_AFTER = re.compile(
     rf"(?i)(?P<d>{_DATE})(?:[ \t,]+[^\s.;:!?\d]+){{0,3}}?[ \t,]+(?:{_AFTER_BIRTH})(?![^\W\d_])"
@@ -135,7 +175,11 @@ _YEAR_BEFORE = (
     r"syntynyt(?:[ ]vuonna)?|szül\.|született|narozen[áa]?(?:[ ]v[ ]roce)?|nar\.|rođen[a]?|"
     r"născut[ă]?(?:[ ]în)?|year[ ]of[ ]birth|birth[ ]year|yob|geburtsjahr|année[ ]de[ ]naissance|"
     r"año[ ]de[ ]nacimiento|anno[ ]di[ ]nascita|ano[ ]de[ ]nascimento|geboortejaar|rok[ ]urodzenia|"
-    r"födelseår|fødselsår|syntymävuosi|születési[ ]év|doğum[ ]yılı|dogum[ ]yili"
+    r"födelseår|fødselsår|syntymävuosi|születési[ ]év|doğum[ ]yılı|dogum[ ]yili|"
+    r"gebore(?:[ ]im)?|lahir(?:[ ]tahun)?|tahun[ ]lahir|nascut[ăa]?(?:[ ]en|[ ]el|[ ]l'any)?|"
+    r"n[ée]ixer[ ]l'any|nad[oa][ ]en|rojen[a]?(?:[ ]leta)?|gimęs|gimusi|dzimis|dzimusi|sündinud|"
+    r"fæddur|fædd|γεννήθηκε(?:[ ]το)?|γεννημένος|γεννημένη|ganwyd(?:[ ]yn)?|rugadh[ ]i|"
+    r"lindur(?:[ ]më|[ ]ne)?|alizaliwa(?:[ ]mwaka)?|ipinanganak[ ]noong"
 )
 _YEAR_AFTER_BIRTH = re.compile(
     rf"(?i)(?<![^\W\d_])(?:{_YEAR_BEFORE})(?:(?<=\.)|(?![^\W\d_]))[ \t:,]{{0,3}}(?P<d>{_Y4})(?![\d./\-]\d)"
@@ -146,8 +190,14 @@ _YEAR_THEN_BIRTH = re.compile(
     r"(?:doğumlu|dogumlu|doğdu|született|geboren|urodzon[ya]|syntynyt|född|født)(?![^\W\d_])"
 )
 
+#: A one-letter birth abbreviation right before a date, nothing between: Nordic ``f.``
+#: (født, född, fødd), Finnish ``s.`` (syntynyt), Dutch/German ``geb.`` is a word above.
+_LETTER_BIRTH = re.compile(rf"(?i)(?<![^\W\d_])[fs]\.[ ]?(?P<d>{_DATE})")
+
 #: Cheap gates (the case-insensitive patterns are the slow part).
-_GATE_BIRTH = re.compile(rf"(?:{_BIRTH}|{_YEAR_BEFORE}|{_AFTER_BIRTH}|{_DAY_AFTER})")
+_GATE_BIRTH = re.compile(
+    rf"(?:{_BIRTH}|{_YEAR_BEFORE}|{_AFTER_BIRTH}|{_DAY_AFTER}|(?<![^\W\d_])[fs]\.[ ]?\d)"
+)
 _DATE_DIGITS = re.compile(r"\d{4}|\d[./\-]\d{1,2}[./\-]\d\d|\d{1,2}\.?[ ][^\W\d_]{3,}[ ]'?\d\d")
 _WORD_YEAR = re.compile(r"(?:eighteen|nineteen|twenty|thousand)")
 #: A birthday word is a date of birth only with nothing but glue before the date
@@ -157,6 +207,15 @@ _GLUE_ONLY = re.compile(
     r"(?i)\A[ \t:,=\-()]*(?:(?:is|was|on|am|le|el|il|em|op|the|ist|war|est|es|è|é|era|den|:)[ \t:,]+){0,3}\Z"
 )
 _SENTENCE_END = re.compile(r"[.!][ \t]+[A-ZÀ-Þ]")
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _month_ok(date: str) -> bool:
+    """A date written with words names a month (numeric dates have no words)."""
+    words = _LETTERS.findall(date.lower())
+    return not words or any(w in MONTHS or _fold(w) in MONTHS for w in words)
 
 
 def detect_birth_dates(text: str) -> list[Detection]:
@@ -174,7 +233,12 @@ def detect_birth_dates(text: str) -> list[Detection]:
             continue
         if _DAY_WORD.match(m.group()) and not _GLUE_ONLY.match(gap):
             continue  # "the birthday party is planned for 12/05/2024": an event, not a birth
-        out.append(Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob"))
-    for rx in (_DOB_VERB_AFTER, _DOB_AFTER, _YEAR_AFTER_BIRTH, _YEAR_THEN_BIRTH):
-        out += [Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob") for m in rx.finditer(text)]
+        if _month_ok(m.group("d")):
+            out.append(Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob"))
+    for rx in (_DOB_VERB_AFTER, _DOB_AFTER, _YEAR_AFTER_BIRTH, _YEAR_THEN_BIRTH, _LETTER_BIRTH):
+        out += [
+            Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob")
+            for m in rx.finditer(text)
+            if _month_ok(m.group("d"))
+        ]
     return out

@@ -161,10 +161,48 @@ PHONE_CONTEXT: tuple[str, ...] = (
     "number",
     "dial",
     "ring",
+    # the same in more languages (a word start; each is long enough not to start other words)
+    "mobil",
+    "handy",
+    "natel",
+    "telef",
+    "telèf",
+    "teléf",
+    "telep",
+    "puhelin",
+    "τηλ",
+    "κινητ",
+    "celul",
+    "móvil",
+    "movil",
+    "mòbil",
+    "cellul",
+    "numer",
+    "nummer",
+    "número",
+    "numéro",
+    "kontakt",
+    "contact",
+    "contatt",
+    "bellen",
+    "llam",
+    "truc",
+    "chiam",
+    "ligar",
+    "ligue",
+    "zadzwo",
+    "volej",
+    "soita",
+    "hotline",
+    "vakttelefon",
 )
+#: Short phone words, matched as whole words only ("tlf", "hp", "wa", "mob", "suna").
+PHONE_SHORT_WORDS: tuple[str, ...] = ("tlf", "tel", "hp", "wa", "mob", "suna", "sună", "puh")
 _PHONE_CONTEXT_WINDOW = 40
 #: A phone word at a word start ("Tel.", "mobile", "call"), not inside one ("Artikel").
-_PHONE_CONTEXT_RX = re.compile(rf"(?i)\b(?:{'|'.join(PHONE_CONTEXT)})")
+_PHONE_CONTEXT_RX = re.compile(
+    rf"(?i)\b(?:{'|'.join(PHONE_CONTEXT)})|\b(?:{'|'.join(PHONE_SHORT_WORDS)})\b"
+)
 
 
 def _is_phone_shaped(text: str, start: int, end: int) -> bool:
@@ -292,8 +330,9 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
             if not _window_can_hold_phone(text, ws, we):
                 continue
             international = window.lstrip("(").startswith("+")
+            best: list[Any] = []
             for region in self.supported_regions[:1] if international else self.supported_regions:
-                kept = 0
+                kept = []
                 for match in phonenumbers.PhoneNumberMatcher(
                     window, region, leniency=self.leniency
                 ):
@@ -301,10 +340,14 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
                     r.start += ws
                     r.end += ws
                     if _is_phone_shaped(text, r.start, r.end):
-                        results.append(r)
-                        kept += 1
-                if kept:
-                    break
+                        kept.append(r)
+                if sum(r.end - r.start for r in kept) > sum(r.end - r.start for r in best):
+                    best = kept
+                    # a region whose match spans the window wins; a shorter one (a local
+                    # number inside a national one: "2345678" of "0171 2345678") waits
+                    if len(kept) == 1 and kept[0].start == ws and kept[0].end == we:
+                        break
+            results += best
         return EntityRecognizer.remove_duplicates(results)
 
 

@@ -73,6 +73,9 @@ WEAK: tuple[str, ...] = (
     "mx.curp",
     "za.idnr",
     "kr.rrn",
+    "id.nik",
+    "th.pin",
+    "gb.nhs",
 )
 
 
@@ -135,6 +138,12 @@ _STRONG_SHAPES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         re.compile(r"(?<![\w.,/\-+])\d{11}(?![\w/\-]|[.,]\d)"),
         ("no.fodselsnummer", "be.nn", "tr.tckimlik"),
     ),
+    # Swiss AHV/AVS number: the country prefix 756, then 10 digits with an EAN-13 check.
+    (re.compile(r"(?<![\w.])756\.?\d{4}\.?\d{4}\.?\d{2}(?![\w]|\.\d)"), ("ch.ssn",)),
+    # Romanian CNP: 13 digits holding sex/century, a birth date, a county and a check digit.
+    (re.compile(r"(?<![\w.,/\-+])[1-8]\d{12}(?![\w/\-]|[.,]\d)"), ("ro.cnp",)),
+    # Irish PPS number: seven digits and a check letter (mod 23), an optional second letter.
+    (re.compile(r"(?<![\w\-])\d{7}[A-W][ABHTWXZ]?(?![\w\-])"), ("ie.pps",)),
     # UK National Insurance number written in its printed groups: AB 12 34 56 C
     (re.compile(r"\b[A-Z]{2}[ ]\d{2}[ ]\d{2}[ ]\d{2}[ ][A-D]\b"), ("gb.nino",)),
 )
@@ -157,7 +166,7 @@ def _passes(value: str, schemes: tuple[str, ...]) -> bool:
 
 
 #: Every strong shape holds six digits in a row or three pairs of digits (a cheap gate).
-_STRONG_GATE = re.compile(r"\d{6}|\d\d[. ]\d\d[. ]\d\d")
+_STRONG_GATE = re.compile(r"\d{6}|\d\d[. ]\d\d[. ]\d\d|756\.\d{4}")
 
 
 def find_strong_ids(text: str) -> list[tuple[int, int]]:
@@ -210,7 +219,48 @@ ID_WORDS: tuple[str, ...] = (
     # tr
     "kimlik", "t.c.", "tckn", "nüfus",
 )
-_ID_WORD_RX = "|".join(re.escape(w) for w in sorted(ID_WORDS, key=len, reverse=True))
+
+
+def _scheme_words(doc: str) -> set[str]:
+    """Names of a scheme from its ``stdnum`` docstring's first line: the abbreviations before
+    the parenthesis and the native name first inside it ("PPS No (Personal Public Service
+    Number, ...)" -> pps no, pps, personal public service number; "CNP (Cod Numeric Personal,
+    ...)" -> cnp, cod numeric personal). Two-letter abbreviations (CC, NI, CI) are too common."""
+    from flywheel.pii._lexicon import zipf
+
+    line = doc.strip().split("\n")[0]
+    head, _, rest = line.partition("(")
+    out = set()
+    for part in head.split(","):
+        part = part.strip().strip('".').lower()
+        if 3 <= len(part) <= 24 and len(part.split()) <= 3:
+            out.add(part)
+            first = part.split()[0]
+            if len(first) >= 3 and zipf(first) < 4.0:  # "PIN", "NHS" alone are everyday words
+                out.add(first)
+    native = rest.split(",")[0].strip().strip('").').lower()
+    if (
+        6 <= len(native) <= 40
+        and len(native.split()) <= 4
+        and not native.startswith(("the ", "a "))
+        and (" " in native or zipf(native) < 3.0)  # "codice", "lithuanian": no id word alone
+    ):
+        out.add(native)
+    return {w for w in out if not w[:1].isdigit() and (" " in w or zipf(w) < 4.0)}
+
+
+@lru_cache(maxsize=1)
+def scheme_id_words() -> frozenset[str]:
+    """Id words named by the docstrings of the schemes we check (``_scheme_words``): every
+    country whose scheme ``python-stdnum`` knows brings its own names for it."""
+    words: set[str] = set()
+    for _, mod, _ in _modules():
+        words |= _scheme_words(mod.__doc__ or "")
+    return frozenset(words - {"number", "personal", "identity", "tax", "national"})
+
+
+_ALL_ID_WORDS = frozenset(ID_WORDS) | scheme_id_words()
+_ID_WORD_RX = "|".join(re.escape(w) for w in sorted(_ALL_ID_WORDS, key=len, reverse=True))
 #: An id word, a few words of glue ("no", "number", "nr.", ":", "is", "est"), then a value
 #: of letters and digits with separators, holding at least five digits.
 _ID_NEAR = re.compile(
@@ -220,7 +270,7 @@ _ID_NEAR = re.compile(
 
 
 #: The first word of each id word, for a gate by set lookup (far cheaper than the pattern).
-_FIRST_WORDS = frozenset(re.split(r"[ \-'’.#]", w)[0] for w in ID_WORDS) - {"id", "t", "c"}
+_FIRST_WORDS = frozenset(re.split(r"[ \-'’.#]", w)[0] for w in _ALL_ID_WORDS) - {"id", "t", "c", ""}
 _SHORT_GATE = re.compile(r"(?i)\bid[ ]?(?:card|number|no|nr|#)|\bt\.c\.|\bc\.f\.")
 _LETTERS = re.compile(r"[^\W\d_]+")
 

@@ -20,7 +20,9 @@ from functools import lru_cache
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 #: Labels a key rule may name (``AUTO``: the value's own detected type, NAME for a
-#: person-like value; ``CHECKED_ID``: NATIONAL_ID when a check-digit scheme accepts it).
+#: person-like value; ``CHECKED_ID``: NATIONAL_ID when a check-digit scheme accepts it;
+#: ``SECRET_IF_RANDOM``: SECRET when the value is shaped like generated key material,
+#: ``flywheel.pii.credential_shaped``).
 KEY_LABELS: tuple[str, ...] = (
     "EMAIL",
     "PHONE",
@@ -35,6 +37,7 @@ KEY_LABELS: tuple[str, ...] = (
     "SECRET",
     "AUTO",
     "CHECKED_ID",
+    "SECRET_IF_RANDOM",
 )
 
 
@@ -162,6 +165,16 @@ DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
     SECRET="password passwd secret token apikey accesskey secretkey privatekey cookie "
     "sessionid passwort motdepasse contrasena authorization oauth credentials losenord "
     "passord salasana haslo jelszo sifre",
+    # any other "...key" (licenseKey, subscription_key, routing_key, integrationKey) and the
+    # word key of other languages: a key when the value looks generated, else a name or id
+    SECRET_IF_RANDOM="key schluessel cle chave chiave sleutel nogle nokkel nyckel avain "
+    "klucz kulcs anahtar cheie klic kljuc",
+)
+#: Keys ending in a key word that name no credential: a public key, a de-duplication,
+#: idempotency, sort, partition, cache or issue key.
+_NOT_CREDENTIAL_KEY = re.compile(
+    r"(?:public|pub|dedup|deduplication|idempotency|sort|primary|partition|foreign|cache|"
+    r"issue|project|row|object|lookup|hot|shortcut|map|group|index|translation|i18n|message)key\Z"
 )
 
 
@@ -182,9 +195,73 @@ def _by_length(suffixes: dict[str, str]) -> list[tuple[str, str]]:
 _DEFAULT_SUFFIXES = _by_length(DEFAULT_KEY_SUFFIXES)
 
 
+@lru_cache(maxsize=1)
+def _id_word_keys() -> frozenset[str]:
+    """The id words of prose (``flywheel.pii._ids``, those named by ``python-stdnum``'s
+    schemes included) as keys: a column ``CNP``, ``PPS`` or ``AMKA`` holds a national id when
+    its check digits pass (``CHECKED_ID``). A user id (``uid``) is no such column."""
+    from flywheel.pii._ids import ID_WORDS, scheme_id_words
+
+    keys = {normalise_key(w) for w in (*ID_WORDS, *scheme_id_words())}
+    return frozenset(k for k in keys if len(k) >= 3) - {"uid", "pan"}
+
+
+#: Stems of the word birth in many languages, as folded keys hold them (``data_nasc``,
+#: ``dt_nascimento``, ``tgl_lahir``, ``rodjendan``, ``fodselsdag``): a key holding one is a
+#: date of birth (or, for ``birthplace``, a place of birth: personal too).
+_BIRTH_STEMS = re.compile(
+    r"birth|geburt|gebdat|naiss|nacim|nasc|nastere|nasterii|naixe|geboorte|urodz|narozen|"
+    r"naroden|syntym|fodsel|fodelse|szulet|dogum|lahir|rodjen|gennis|gimim|dzimsan|sunnia|"
+    r"faeding|breith|kuzaliwa|kapanganakan|ngaysinh"
+)
+
+
+#: Words for a part of a person's name in many languages (folded): a key or table column made
+#: of them only ("first", "last", "NUME Prenume", "fornavn", "sukunimi") holds a person's name
+#: when its value is person-like (AUTO: ``{"first": 10}`` stays a number).
+_NAME_PARTS = frozenset(
+    normalise_key(w)
+    for w in "first last given family middle forename surname name names nume prenume numele "
+    "navn fornavn efternavn etternavn mellomnavn fornamn förnamn efternamn tilltalsnamn "
+    "etunimi sukunimi jmeno jméno prijmeni příjmení meno priezvisko imie imię nazwisko "
+    "vezeteknev vezetéknév keresztnev keresztnév utonev utónév ad adi adı soyad soyadi soyadı "
+    "onoma eponymo epitheto nama namadepan namabelakang namalengkap ime prezime priimek "
+    "vardas pavarde pavardė vards uzvards uzvārds eesnimi perekonnanimi nafn eftirnafn "
+    "ainm sloinne enw cyfenw jina hoten ten ho nombre nombres apellido apellidos nom prenom "
+    "prénom nome cognome sobrenome naam voornaam achternaam vorname nachname full".split()
+)
+_KEY_TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^\W\d_]+")
+
+
+def _key_tokens(key: str) -> list[str]:
+    """A key's words: split at punctuation, spaces and camelCase, folded."""
+    return [normalise_key(t) for t in _KEY_TOKEN.findall(key)]
+
+
 @lru_cache(maxsize=65536)
 def _default_label(key: str) -> str | None:
-    return _label(normalise_key(key), DEFAULT_KEY_RULES, _DEFAULT_SUFFIXES)
+    label = _label(normalise_key(key), DEFAULT_KEY_RULES, _DEFAULT_SUFFIXES)
+    return label if label is not None else derived_label(key)
+
+
+@lru_cache(maxsize=65536)
+def derived_label(key: str) -> str | None:
+    """The label of a key no whole-key or suffix rule names, from the language tables: a key
+    made of name-part words (``first``, ``NUME Prenume``, ``fornavn``) or ending in a person
+    word (``emergency_contact``) is AUTO; an id word of prose or of a ``python-stdnum`` scheme
+    (``CNP``, ``PPS``, ``AMKA``) is CHECKED_ID; a birth stem (``data_nasc``, ``tgl_lahir``) is
+    DOB. Redaction applies it after a policy's own rules."""
+    norm = normalise_key(key)
+    tokens = _key_tokens(key)
+    if tokens and all(t in _NAME_PARTS for t in tokens):
+        return "AUTO"
+    if len(tokens) >= 2 and DEFAULT_KEY_RULES.get(tokens[-1]) in ("AUTO", "NAME"):
+        return "AUTO"
+    if norm in _id_word_keys():
+        return "CHECKED_ID"
+    if _BIRTH_STEMS.search(norm):
+        return "DOB"
+    return None
 
 
 def _label(norm: str, table: dict[str, str], suffixes: list[tuple[str, str]]) -> str | None:
@@ -192,9 +269,19 @@ def _label(norm: str, table: dict[str, str], suffixes: list[tuple[str, str]]) ->
     if label is not None:
         return label
     for suffix, lab in suffixes:
-        if norm.endswith(suffix) and norm != suffix + "s":
-            return lab
+        if norm.endswith(suffix):
+            return lab if suffix_applies(norm, suffix, lab) else None
     return None
+
+
+def suffix_applies(norm: str, suffix: str, label: str) -> bool:
+    """Whether a suffix rule holds for a folded key that ends with it: not for the suffix's
+    plural alone (``addresss``), nor, for a key word (``SECRET_IF_RANDOM``), for ``key``
+    alone (a keyboard key, an issue key) or a key that names no credential (``publicKey``,
+    ``dedup_key``, ``sortKey``)."""
+    if norm == suffix + "s":
+        return False
+    return label != "SECRET_IF_RANDOM" or not (norm == suffix or _NOT_CREDENTIAL_KEY.search(norm))
 
 
 # A value under a name key that is an identifier (tool name, file name, slug, handle), not a

@@ -118,8 +118,8 @@ def common_surnames() -> frozenset[str]:
 # -- names --------------------------------------------------------------------------
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*\.?")
 _PARTICLES = frozenset(
-    "de del della di da das dos du des la le van von der den ten ter zu y e bin ibn al el "
-    "mac ní nic ó".split()
+    "de del della di da das dos du des la le van von der den ten ter zu y e i bin ibn al el "
+    "mac ní nic ó ua".split()
 )
 _TITLES = (
     r"Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|M|Mme|Mlle|Madame|Monsieur|"
@@ -179,6 +179,21 @@ _NOT_SURNAME = _COMPANY | frozenset(
     "Station Hotel Park School Elementary College Academy Museum Gallery Church Cathedral Hall "
     "Library Institute Clinic Bridge Tower Market Mall Stadium Arena Theatre Theater Trail "
     "Valley River Lake Beach Island Foundation Council Committee Ministry Department".split()
+) | frozenset(
+    # more heads of a place, venue, building or body (a run right before one is its name:
+    # "Austin Stack Park", "Willow Bend Stables", "Hale Dome"), in English and as other
+    # languages write them as a word of their own
+    "Stables Stable Farm Farms Ranch Estate Estates Vineyard Vineyards Winery Brewery Distillery "
+    "Marina Harbour Harbor Port Pier Dock Docks Dome Room Rooms Hall Halls Field Fields Ground "
+    "Grounds Track Course Club Society Association Union League Cup Trophy Shield Prize Award "
+    "Memorial Fund Trust Lodge Inn Cottage House Manor Castle Abbey Chapel Plaza Store Shop "
+    "Bakery Garage Depot Terminal Wing Ward Block Building Tower Towers Studios Observatory "
+    "Planetarium Zoo Aquarium Reserve Forest Wood Woods Mountain Mountains Hills Heights Bay "
+    "Coast Cove Creek Falls Springs Pass Canyon Gardens Centre Cinema Opera Stadion Arena "
+    "Kirche Schule Verein Stiftung Klinik Krankenhaus Spital Hôpital Hopital Ospedale Szpital "
+    "Nemocnice Sairaala Sykehus Sjukhus Sygehus Skole Skola Escola Escuela Scuola Sekolah "
+    "Koulu Universitet Universidad Università Universidade Université Klub Klubb Klubben "
+    "Forening Foreningen Förening Asociación Associació Associação Asociația".split()
 )
 #: Role words after which a capitalised word is a person ("the driver, Oduya,",
 #: "la doctora Arriaga", "el señor Arizmendi", "mein Nachbar Kasulke"); matched lower-cased.
@@ -228,7 +243,19 @@ _ROLE = re.compile(
       fru|herr|fröken|dotter|dottern|sonen|läkare|sjuksköterska|granne|datter|sønn|søn|lege|nabo|
       rouva|herra|neiti|tytär|lääkäri|hoitaja|potilas|naapuri|
       bayan|sayın|hemşire|doktor|
-      [a-zäöüß]*(?:führer(?:in)?|leiter(?:in)?|meister(?:in)?|berater(?:in)?|pfleger(?:in)?|helfer(?:in)?|ärztin|arzt)
+      [a-zäöüß]*(?:führer(?:in)?|leiter(?:in)?|meister(?:in)?|berater(?:in)?|pfleger(?:in)?|helfer(?:in)?|ärztin|arzt)|
+      mr\.?|mrs\.?|ms\.?|dr\.|prof\.|
+      domnul|domnului|doamna|doamnei|domni[șs]oara|dl\.|d-l|d-na|d-ra|dna\.?|dra\.|tanti|nenea|
+      doctor(?:ul|i[țt]a)|asistent(?:a|ul)|colegul|colega|vecinul|vecina|fiul|fiica|so[țt]ul|so[țt]ia|
+      senyor(?:a|eta)?|marit|muller|germà|germana|fill|filla|avi|àvia|oncle|tieta|metge(?:ssa)?|
+      infermer(?:a)?|veí|veïna|companya?|tècnic(?:a)?|
+      montør(?:en)?|tekniker(?:en)?|formand(?:en)?|formanden|skiftleder(?:en)?|leder(?:en)?|røkter(?:en)?|
+      hr\.|frk\.|søn(?:nen)?|datter(?:en)?|bror(?:en)?|søster(?:en)?|kollega(?:en)?|naboen|
+      bapak|pak|ibu|sdr\.|sdri\.|saudara|saudari|tuan|puan|encik|suami|istri|isteri|kakak|adik|
+      paní|slečna|kolegyně|soused(?:ka)?|manžel(?:ka)?|dcera|bratr|sestra|ing\.|mgr\.|mudr\.|
+      kyrios|kyria|kyrie|ponas|ponia|ponios|kungs|kundze|härra|proua|gospod|gospa|gospodin|gospođa|
+      bwana|ginoo|ginang|binibini|gng\.|ông|bà|chị|úr|asszony|hölgy|bey|hanım|
+      an\ tuasal|bean\ uí|uasal|bean
     )[ \t]*,?[ \t]+"""
 )
 #: Name-particle prefixes a surname may carry an inner capital after (McKenzie, DeLuca).
@@ -273,6 +300,35 @@ def _double_barrelled(word: str) -> bool:
     """``Hoogeveen-Baart``: capitalised parts joined by hyphens (a surname after a cue)."""
     parts = word.rstrip(".").split("-")
     return len(parts) >= 2 and all(len(p) >= 2 and p[:1].isupper() and p[1:].islower() for p in parts)
+
+
+#: Heads of a body, place or event that languages glue to a name word (Nordic and German
+#: compounds: "Idrætsefterskole", "Haveforeningen", "Skimaraton", "Musikverein") or inflect
+#: ("Spitalul", "Klubben"): a run holding such a word names a thing, not a person.
+_COMPOUND_HEADS = tuple(
+    "skole skolen skola schule school forening foreningen förening förbund forbund verein "
+    "klubb klubben klub klubi club maraton marathon karusell karusellen rennet loppet løpet "
+    "stafett spital spitalul klinik klinikken klinikum sykehus sjukhus sygehus sairaala "
+    "museum museet kirke kirken kyrka kyrkan kirche stadion arena hallen halle hotell hotellet "
+    "senter senteret centrum zentrum gården gaarden gård fabrik fabrikk verkstad verksted "
+    "kommune kommun gemeinde stiftelse stiftelsen stiftung akademi akademie universitet "
+    "festival festivalen turnering cupen pokal".split()
+)
+
+
+def _thing_word(word: str) -> bool:
+    """A word of eight letters or more ending in a ``_COMPOUND_HEADS`` word, or such a word
+    with a short inflection ("Spitalul", "Klubben")."""
+    w = word.lower().rstrip(".")
+    if len(w) >= 8 and w.endswith(_COMPOUND_HEADS):
+        return True
+    return any(
+        w.startswith(h) and w[len(h) :] in _INFLECTIONS for h in _COMPOUND_HEADS if len(h) >= 5
+    )
+
+
+#: Definite and case endings a head word may carry ("Spitalul", "Klubben", "Museet").
+_INFLECTIONS = frozenset(("ul", "ului", "en", "et", "n", "t"))
 
 
 def _plausible_run(words: list[str], head: str, names: frozenset[str]) -> bool:
@@ -441,9 +497,91 @@ def _slug_names(text: str) -> list[Detection]:
     return out
 
 
+#: Two or three capitalised words, one space apart (a list member).
+_CAP_RUN = re.compile(
+    r"(?<![^\W\d_])[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]+(?:['’\-][^\W\d_]+)*"
+    r"(?:[ ][A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]+(?:['’\-][^\W\d_]+)*){1,2}(?![^\W\d_])"
+)
+#: What joins the members of a list: a comma or "and" in many languages, and a short remark
+#: in parentheses after a member ("June Marsh (organiser), Hope Fisher and ...").
+_LIST_JOIN = re.compile(
+    r"\A(?:[ ]?\([^()\n]{1,40}\))?(?:,[ ]|;[ ]|[ ](?:and|&|und|et|y|e|i|og|och|ja|és|ve|și|a|en|"
+    r"dan|ir|un|oraz|ou|o|or|oder|sowie|kaj)[ ]|,[ ](?:and|und|et|y|e)[ ])\Z"
+)
+
+
+def _list_names(text: str, found: list[Detection]) -> list[Detection]:
+    """Members of a list of people: when at least half the members of a list of two- or
+    three-word capitalised runs are names already found, the other members are names too
+    ("June Marsh, Hope Fisher, Will Gardner and Sterling Price-Okafor"). A member holding a
+    place, company or title word stays."""
+    starts = {d.start for d in found if d.label == "NAME"}
+    runs = [m for m in _CAP_RUN.finditer(text)]
+    out: list[Detection] = []
+    group: list[re.Match[str]] = []
+
+    def close() -> None:
+        if len(group) < 2:
+            return
+        named = [m for m in group if m.start() in starts]
+        if not named or 2 * len(named) < len(group):
+            return
+        for m in group:
+            if m.start() in starts:
+                continue
+            words = m.group().split()
+            if any(
+                w in _NOT_SURNAME or w in _ORG_WORDS or w in _COMPANY or w in _NOT_PERSON_HEAD
+                for w in words
+            ):
+                continue
+            out.append(Detection(m.start(), m.end(), "NAME", 0.45, "name"))
+
+    for m in runs:
+        if group and _LIST_JOIN.match(text[group[-1].end() : m.start()]):
+            group.append(m)
+            continue
+        close()
+        group = [m]
+    close()
+    return out
+
+
+#: A first name and a surname in lower case in prose ("its priya raghunathan here"): the
+#: first a listed first name that is no ordinary word, the second in no language's word list.
+_LOWER_PAIR = re.compile(
+    r"(?<![\w@./\-])(?P<a>[a-zà-ÿ]{3,})[ ](?P<b>[a-zà-ÿ]{4,}(?:-[a-zà-ÿ]{2,})?)(?![\w@/]|[.\-]\w)"
+)
+
+
+def _lower_names(text: str) -> list[Detection]:
+    out = []
+    for m in _LOWER_PAIR.finditer(text):
+        a, b = m.group("a"), m.group("b")
+        if zipf(a) >= 3.0 or not _first_name(a.capitalize()):
+            if zipf(b) < 3.0 and _first_name(b.capitalize()):
+                # the pair may start a word later ("its priya raghunathan"): b and the next
+                nxt = _LOWER_PAIR.match(text, m.start("b"))
+                if nxt and zipf(nxt.group("b")) == 0.0 and len(nxt.group("b")) >= 4:
+                    out.append(Detection(nxt.start(), nxt.end(), "NAME", 0.45, "name"))
+            continue
+        if all(zipf(p) == 0.0 for p in b.split("-")):
+            out.append(Detection(m.start(), m.end(), "NAME", 0.45, "name"))
+    return out
+
+
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
+    found = _detect_base_names(text)
+    if found and (", " in text or " " in text):
+        found += _list_names(text, found)
+    return found
+
+
+def _detect_base_names(text: str) -> list[Detection]:
     extra: list[Detection] = []
+    if " " in text and text != text.upper():
+        extra += _lower_names(text)
     if _SLUG.search(text):
         extra = _slug_names(text)
     if _UPPER_RUN.search(text):
@@ -486,18 +624,27 @@ def _detect_names(text: str) -> list[Detection]:
             out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))  # "J. Okafor", "A. K. Mensah"
             i = k + 1
             continue
+        if s in cue_ends and w.lower() in _PARTICLES and (k := _after_particles(words, i, text)):
+            k = _more_name_words(words, k, text)  # "Mr Ó Dálaigh", "Herr von Berg"
+            out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))
+            i = k + 1
+            continue
         if not _is_cap(w) or len(w.rstrip(".")) < 2 or _glued(text, e):
             i += 1
             continue
         # The run of name words from i: capitalised words or particles, one space apart.
         j = i
         run_end = e
+        before_place = False
         while j + 1 < len(words) and j - i < 4:
             ns, ne, nw = words[j + 1]
             if words[j][2].endswith(".") and len(words[j][2]) > 3:
                 break  # a sentence ends ("Achterhof. She"); initials ("J.") and titles go on
             gap = text[run_end:ns]
-            if gap not in (" ", "\u00a0") or nw.rstrip(".") in _NOT_SURNAME or _glued(text, ne):
+            if gap in (" ", "\u00a0") and (nw.rstrip(".!?,;:") in _NOT_SURNAME or nw in _ORG_WORDS):
+                before_place = True  # "Austin Stack Park", "Willow Bend Stables": a place's name
+                break
+            if gap not in (" ", "\u00a0") or _glued(text, ne):
                 break  # "Charger4", "Orca M30": a model, not a name word
             if _is_cap(nw) and len(nw.rstrip(".")) >= 2:
                 j += 1
@@ -509,10 +656,16 @@ def _detect_names(text: str) -> list[Detection]:
                 break
         head = w.rstrip(".").split("-")[0]
         cued = s in cue_ends
+        if before_place and not cued:
+            i = j + 2
+            continue
         if j > i and j + 1 < len(words) and words[j + 1][2].rstrip(".") in _COMPANY:
             i = j + 2  # "Müller Werkzeugbau GmbH": a company, not a person
             continue
         run = [x[2].rstrip(".") for x in words[i : j + 1]]
+        if j > i and not cued and any(_thing_word(x) for x in run):
+            i = j + 1  # "Vestjyllands Idrætsefterskole", "Spitalul Colentina": a body or place
+            continue
         if j > i and not cued and run[0] in _NOT_PERSON_HEAD:
             i = j + 1  # "King Charles" (a breed), "Gulet Deniz Yildizi" (a boat)
             continue
@@ -526,7 +679,10 @@ def _detect_names(text: str) -> list[Detection]:
             continue
         if s in qualified and (_rare(w) or _double_barrelled(w)):
             out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
-        elif cued and (_first_name(head) or s in title_ends or _rare(w) or _double_barrelled(w)):
+        elif cued and (
+            _first_name(head) or s in title_ends or _rare(w) or _double_barrelled(w)
+            or (_listed_surname(w.rstrip(".")) and w.rstrip(".") not in _NOT_SURNAME)
+        ):
             out.append(Detection(s, e - (1 if w.endswith(".") else 0), "NAME", 0.5, "name"))
         elif (
             head in names
@@ -565,7 +721,14 @@ _FR_STREET = (
 _LATIN_STREET = (
     r"Calle|C/|c/|Avenida|Avda\.?|Av\.|Paseo|Pº|Plaza|Pza\.?|Camino|Carretera|Ronda|Travesía|Glorieta|"
     r"Via|Viale|V\.le|Piazza|P\.za|Corso|Largo|Vicolo|Lungomare|Strada|Contrada|"
-    r"Rua|R\.|Travessa|Praça|Estrada|Alameda|Largo|Beco"
+    r"Rua|R\.|Travessa|Praça|Estrada|Alameda|Largo|Beco|Rodovia|"
+    # Catalan, Romanian, Indonesian/Malay, Greek (Latin and Greek letters), Colombian,
+    # Vietnamese, Tagalog, Irish, Welsh: the street word before the name
+    r"Carrer|Avinguda|Avda\.|Passeig|Pg\.|Plaça|Rambla|Travessera|Carretera|"
+    r"Str\.|Bulevardul|B-dul|Aleea|Șoseaua|Soseaua|Piața|Splaiul|"
+    r"Jalan|Jl\.|Jln\.|Gg\.|Lrg\.|Odos|Odós|Leoforos|Leof\.|Plateia|"
+    r"Οδός|Λεωφόρος|Λεωφ\.|Πλατεία|Cra\.|Đường|Phố|Kalye|"
+    r"Bóthar|Sráid|Heol|Ffordd|Stryd"
 )
 #: Lower-case words inside a Romance street name ("Calle de la Almudena", "Via dei Gelsomini").
 _STREET_PARTICLES = r"de|del|della|delle|dei|degli|di|da|do|dos|das|la|las|los|el|le|les|y|e|des|du|d'[\w]+"
@@ -583,7 +746,9 @@ _SEPARATE_STREET = (
     r"utca|u\.|út|útja|tér|tere|körút|krt\.|sétány|rakpart|fasor|"
     r"Sokak|Sokağı|Sok\.|Sk\.|Caddesi|Cadde|Cad\.|Cd\.|Bulvarı|Blv\.|Mahallesi|Mah\.|Mh\.|"
     r"ulice|ul\.|náměstí|nám\.|třída|ulica|ulica|cesta|trg|"
-    r"gatan|vägen|gata|veien|vej|gade|allé|plads|torget"
+    r"gatan|vägen|gata|veien|vej|gade|allé|plads|torget|"
+    # Baltic, Slovene/Croatian/Serbian, Czech/Slovak written after the name
+    r"iela|gatvė|gatve|g\.|tänav|mnt\.|maantee|pst\.|puiestee|cesta|ulica|ulice|třída|nábřeží"
 )
 #: Street suffixes glued to a capitalised name (Finnish, Swedish, Norwegian, Danish).
 _NORDIC_SUFFIX = (
@@ -596,10 +761,15 @@ _NORDIC_SUFFIX = (
 _STREET_FIRST = (
     r"Rue|Avenue|Boulevard|Bd|Place|Chaussée|Chemin|Quai|Allée|Impasse|Square|Drève|Rond-Point|"
     r"ul\.|ulica|al\.|aleja|pl\.|plac|os\.|osiedle|Ul\.|Al\.|Str\.|Strada|Bulevardul|Bd\.|Calea|"
-    r"Ulica|Aleja|Plac|Osiedle"
+    r"Ulica|Aleja|Plac|Osiedle|"
+    # words that are also ordinary words elsewhere: only with the number ending the line
+    r"Gang|Lorong|Carrera|Diagonal|Transversal|Piata"
 )
 #: Where a street line must end for the shapes above: punctuation, the end, a postcode, a unit.
-_LINE_END = r"(?=\.?[ ]?[,;)\n]|\.?\Z|\.[ ]|[ ]\d{2}-\d{3}\b|[ ]\d{4,5}\b|[ ][A-Z][ ]\d|/\d|\.[ ]?[IVX]{1,4}/)"
+_LINE_END = (
+    r"(?=\.?[ ]?[,;)\n]|\.?\Z|\.[ ]|[ ]\d{2}-\d{3}\b|[ ]\d{4,5}\b|[ ][A-Z][ ]\d|/\d"
+    r"|\.[ ]?[IVX]{1,4}/|[ ][HULK]\d{4},)"
+)
 #: Street-line shapes, in priority order (the first shape matching at a position wins).
 #: One pattern each instead of one alternation: the German/Dutch shape is found
 #: from its suffix ("weg 3") and extended back over the word's letters, which
@@ -612,7 +782,8 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(rf"\b{_NUM},?[ ](?i:{_FR_STREET})[ ](?:[\w'’\-]+[ ]){{0,5}}{_UPW}"),
     re.compile(
         rf"(?:{_LATIN_STREET})"
-        rf"[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{0,6}}?(?:n\.?[º°o]\.?[ ]?)?\d{{1,4}}(?!\d|[.,]\d)"
+        rf"[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{0,6}}?"
+        r"(?:n\.?[º°o]\.?[ ]?|(?:nr|no|núm|num)\.?[ ]?)?\d{1,4}(?!\d|[.,]\d)"
         r"(?:[ ]?[a-zA-Z](?!\w))?"
     ),
 
@@ -662,13 +833,17 @@ _ADDRESS_TAIL = re.compile(
         (?:,?[ ](?:Apt|Apartment|Suite|Ste|Unit|Flat|Bât\.?|Bâtiment|Étage|Piso|Planta|Puerta|
               Scala|Interno|Int\.|Wohnung|Whg\.|\d{1,2}º)[^,\n]{0,12})?
         (?:,?[ ](?:\d{1,2}º[ ]?[A-Z]?))?
-        (?:/\d{1,4}[a-zA-Z]?|\.?[ ][IVX]{1,4}/\d{1,3}|[ ][A-Z][ ]\d{1,3}(?![\d.,]\d))?
+        (?:/\d{1,4}[a-zA-Z]?|\.?[ ][IVX]{1,4}/\d{1,3}|[ ][A-Z][ ]\d{1,3}(?![\d.,]\d)
+          |[ ][HULK]\d{4})?
+        (?:,[ ](?:\d{1,2}[a-zºª]{0,3}(?:[ ]\d{1,2}[a-zºª]{0,3})?
+              |[A-Za-z]{1,6}\.?[ ]?[A-Z0-9]{1,4})(?=,)){0,5}
         (?:
             ,?[ ]?\n?[ ]?(?:[A-Z]{1,2}-)?(?:\d{4,5}(?:-\d{3,4})?|\d{2}-\d{3}|\d{3}[ ]\d{2})(?:[ ][A-Z]{2})?[ ][^\W\d_][\w'’.\- ]{1,30}?(?=[,.;:)\n]|$|\s[a-z])
           | ,[ ][^\W\d_][\w'’.\- ]{1,30},[ ][A-Z]{2}[ ]\d{5}(?:-\d{4})?
           | ,?[ ][^\W\d_][\w'’.\-]{1,30}(?:[ ][^\W\d_][\w'’.\-]+)?[ ][A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}
           | ,?[ ](?:[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2})
           | ,[ ]\d{4,5}(?=[,.;:)\n]|$)
+          | ,[ ][^\W\d_][\w'’.\-]{1,30}(?:[ ][^\W\d_][\w'’.\-]+)?[ ]\d{4,6}(?![\d\-])
         )?
     )"""
 )
@@ -730,11 +905,28 @@ def _extend_back(text: str, start: int) -> int:
     return start
 
 
+#: Postcodes whose shape alone says so (letters and digits in a fixed pattern), by country:
+#: the United Kingdom, Ireland (Eircode), Canada, the Netherlands, Portugal, Brazil, Poland.
+_DISTINCT_POSTCODE = (
+    r"(?:[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}|[AC-FHKNPRTV-Y]\d{2}[ ][AC-FHKNPRTV-Y\d]{4}"
+    r"|[A-Z]\d[A-Z][ ]\d[A-Z]\d|[1-9]\d{3}[ ][A-Z]{2}|\d{4}-\d{3}|\d{5}-\d{3}|\d{2}-\d{3})"
+)
+#: An address with no house number (rural Ireland, a farm, a village): one to three
+#: capitalised place names with commas, an optional county, and such a postcode.
+_PLACE_POSTCODE = re.compile(
+    r"(?<![\w,])(?:[A-ZÀ-Þ][\w'’\-]+(?:[ ][A-ZÀ-Þ][\w'’\-]+){0,2},[ ]){1,3}"
+    rf"(?:(?:Co\.|County|Contae)[ ][A-ZÀ-Þ][\w'’\-]+,?[ ])?{_DISTINCT_POSTCODE}(?![\w\-])"
+)
+
+
 def detect_addresses(text: str) -> list[Detection]:
     """Street addresses (head lines, street line, then unit, postal code and town when present)."""
     if not _DIGIT.search(text):
         return []
-    out: list[Detection] = []
+    out: list[Detection] = [
+        Detection(m.start(), m.end(), "ADDRESS", 0.5, "address")
+        for m in _PLACE_POSTCODE.finditer(text)
+    ]
     for start, end in _street_lines(text):
         start = _extend_back(text, start)
         tail = _ADDRESS_TAIL.match(text[end:])

@@ -26,6 +26,7 @@ from typing import Any
 from flywheel.pii._decode import segments
 from flywheel.pii._detector import ALL_ENTITIES, PSEUDONYM, shared_detector
 from flywheel.pii._keys import key_label
+from flywheel.pii._secrets import credential_shaped
 
 
 def strings_in(node: Any, max_depth: int = 4) -> list[str]:
@@ -122,9 +123,12 @@ class _Scan:
         elif isinstance(node, dict):
             for k, v in node.items():
                 self.text(str(k), path + ".<key>", depth)
+                label = key_label(str(k)) if isinstance(v, str) else None
+                if label == "SECRET_IF_RANDOM" and credential_shaped(v):
+                    label = "SECRET"
                 if (
                     isinstance(v, str)
-                    and key_label(str(k)) == "SECRET"
+                    and label == "SECRET"
                     and v.strip().lower() not in _PLACEHOLDERS
                     and not _LABEL_VALUE.match(v.strip())
                     and not PSEUDONYM.fullmatch(v.strip())
@@ -148,7 +152,10 @@ class _Scan:
         for seg in segs:
 
             def on_text(decoded: str, key: str | None, _p: str = path, _k: str = seg.kind) -> str:
-                if key is not None and key_label(key) == "SECRET" and decoded.strip():
+                lab = key_label(key) if key is not None else None
+                if lab == "SECRET_IF_RANDOM" and credential_shaped(decoded):
+                    lab = "SECRET"
+                if lab == "SECRET" and decoded.strip():
                     if not PSEUDONYM.fullmatch(decoded.strip()) and len(decoded) >= 4:
                         self.found.append(Finding(f"{_p}<{_k}:{key}>", "SECRET", "key"))
                     return decoded

@@ -89,17 +89,22 @@ _URL_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^/\s:@]{1,64}:(?P<
 _FLAG = re.compile(
     r"(?i)--(?:password|passwd|pass|token|api-?key|secret|auth-token|access-token)[= ]+[\"']?(?P<v>[^\s\"']{3,})"
 )
-#: Password words of more languages (Nordic, Finnish, Slavic, Hungarian, Turkish, Romanian,
-#: Catalan, Portuguese of Portugal), with their definite or possessive forms.
+#: Password words of more languages (Nordic, Finnish, Baltic, Slavic, Hungarian, Turkish,
+#: Romanian, Catalan, Galician, Basque, Greek, Indonesian/Malay, Albanian, Celtic, Swahili,
+#: Vietnamese, Portuguese of Portugal...), written as a stem: an inflected form may follow
+#: (``passordet``, ``hesla``, ``jelszavát``, ``parolă``, ``adgangskoden``).
 _MORE_PASSWORD_WORDS = (
-    r"lösenord(?:et)?|losenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|kodeord(?:et)?|"
-    r"salasana|hasło|haslo|heslo|jelszó|jelszava|jelszo|şifre(?:si|m|niz)?|sifre(?:si)?|"
-    r"parola(?:sı|si)?|palavra-passe|contrasenya|wifi-?passwor[dt]|wlan-?passwort"
+    r"lösenord|losenord|passord|adgangskode|kodeord|lykilorð|salasana|salasõna|parool|"
+    r"parole|slaptažod|slaptazod|hasł|hasl|hesl|gesl|lozink|šifr|jelsz|şifre|sifre|"
+    r"parol|palavra-passe|contrasenya|contrasinal|pasahitz|wagwoord|kennwort|"
+    r"κωδικ|συνθηματικ|kodikos|kata[ ]sandi|kata[ ]laluan|sandi|fjalëkalim|fjalekalim|"
+    r"cyfrinair|pasfhocal|nenosiri|mật[ ]khẩu|mat[ ]khau|wifi-?passwor[dt]|wlan-?passwort"
 )
+_INFLECTED = r"[^\W\d_]{0,5}"
 _PROSE = re.compile(
     rf"""(?ix)
     (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|mdp|contraseña|contrasena|clave|senha|wachtwoord|
-         passcode|passphrase|pin|{_MORE_PASSWORD_WORDS})(?![^\W\d_])
+         passcode|passphrase|pin|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED})(?![^\W\d_])
     [^\n:=]{{0,30}}?
     (?:[:=]|\bis\b|\bwas\b|\best\b|\bes\b|\bist\b|\blautet\b|\bè\b|\bé\b|\bera\b|
        \bär\b|\ber\b|\bon\b|\bto\b|\bjest\b|\bje\b|\baz\b|\bdır\b|\bdir\b|\be\b)
@@ -111,9 +116,25 @@ _PROSE = re.compile(
 _PROSE_BARE = re.compile(
     rf"""(?ix)
     (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
-         passcode|passphrase|{_MORE_PASSWORD_WORDS})(?![^\W\d_])[ \t]+["'«“]?
+         passcode|passphrase|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED})(?![^\W\d_])[ \t]+["'«“]?
     (?P<v>(?=[^\s"'»”]*[a-z])(?=[^\s"'»”]*[0-9!#$%&*+?@^~])[^\s"'»”]{{6,64}})
     """
+)
+#: The password word, a few words in any language ("la contrasenya és", "parola este",
+#: "s Passwort für s Kundeportal isch"), then the first password-shaped word: a lower-case
+#: letter and a digit or symbol, no URL or mailbox. Verbs differ by language; the shape of
+#: a password does not.
+_PROSE_NEAR = re.compile(
+    rf"""(?ix)
+    (?<![^\W\d_])(?:password|passwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
+         passcode|passphrase|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED})(?![^\W\d_])
+    (?P<gap>[^\n.!?;]{{0,48}}?)[ \t:=]["'«“]?
+    (?P<v>(?-i:(?=[^\s"'»”]*[a-zß-ÿ])(?=[^\s"'»”]*[0-9!#$%&*+?^~])[^\s"'»”]{{6,64}}))
+    """
+)
+#: No password: a URL, a mailbox, a date, a host or slug in lower case ("vpn-gw-01").
+_NOT_A_PASSWORD = re.compile(
+    r"://|@[\w\-]+\.\w|\A\d{1,4}[./\-]\d|\A[a-z0-9]+(?:[\-_.][a-z0-9]+)+[.,:]?\Z"
 )
 #: curl's ``-u USER:PASSWORD`` / ``--user USER:PASSWORD`` (basic authentication).
 _CURL_USER = re.compile(r"""(?:^|\s)(?:-u|--user)[ =]["']?[^\s:"']+:(?P<v>[^\s"']{3,})""")
@@ -142,6 +163,7 @@ _PUBLIC_OBJECT_TYPES = frozenset(
 _WORDISH = re.compile(r"\A(?:\d+|[a-z]+\d*|[A-Z0-9]+|[A-Z][a-z]+\d*)\Z")
 _EXTRA_GATE = literal_gate(_EXTRA_FORMATS)
 _PROSE_GATE = literal_gate(_PROSE)
+_NEAR_GATE = literal_gate(_PROSE_NEAR)
 
 
 def _entropy(s: str) -> float:
@@ -185,6 +207,41 @@ def looks_random(token: str) -> bool:
     if sum(c.isdigit() for c in core) < 2:
         return False
     return _entropy(core) >= 3.8
+
+
+#: Key material with a provider's prefix in capitals ("NRAK-2YDB0TPX1G03QAVK1L8UXLWCYGU").
+_PREFIXED_KEY = re.compile(r"\A[A-Z]{2,8}[-_](?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{16,}\Z")
+_UUID = re.compile(r"\A[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
+
+
+def credential_shaped(value: str) -> bool:
+    """Generated key material, for a value under a key word (``licenseKey``, ``routing_key``):
+    a random-looking token, 24+ hex digits (an integration or subscription key; a UUID is an
+    id), or a capitalised provider prefix before 16+ random capitals and digits."""
+    v = value.strip().strip("\"'")
+    if not 16 <= len(v) <= 512 or any(c.isspace() for c in v) or _UUID.match(v):
+        return False
+    if looks_random(v) or _PREFIXED_KEY.match(v):
+        return True
+    return len(v) >= 24 and _HEX.match(v) is not None and sum(c.isdigit() for c in v) >= 4 and any(
+        c.isalpha() for c in v
+    )
+
+
+#: A key word then the value after a space, as prose and runbooks write them
+#: ("routing_key 5b1f2a5c...", "license key NRAK-..."): ``credential_shaped`` values only.
+_KEY_THEN_VALUE = re.compile(
+    r"(?P<k>[A-Za-z][\w\-]{0,40}?)[ \t]+(?P<v>[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,})"
+)
+#: Public key material right before a token: a public key, an encryption recipient, a
+#: fingerprint (WireGuard ``PublicKey = ...``, age ``recipients: ["age1..."]``, SSH/PGP).
+_PUBLIC_BEFORE = re.compile(
+    r"(?i)(?:public[ _\-]?key|pub[ _\-]?key|recipients?|fingerprint)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"'\[ ]*\Z"
+)
+_KEY_WORDS_GATE = re.compile(
+    r"key|token|secret|schl|chiave|chave|sleutel|nøgle|nøkkel|nyckel|avain|klucz|kulcs|anahtar|cheie"
+)
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
@@ -237,12 +294,22 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     if "=" in text or ":" in text:
         for m in _ASSIGN.finditer(text):
             k = m.group("k").rsplit(".", 1)[-1]
-            if key_label(k) == "SECRET" or (k.lower() == "auth" and len(m.group("v")) >= 16):
+            label = key_label(k)
+            if label == "SECRET_IF_RANDOM":
+                if credential_shaped(m.group("v")):
+                    add(m.start("v"), m.end("v"), 0.75)
+                continue
+            if label == "SECRET" or (k.lower() == "auth" and len(m.group("v")) >= 16):
                 # "auth" alone also names a card payment's short approval code ("A7Q2KX")
                 add(m.start("v"), m.end("v"), 0.8)
         if "://" in text:
             for m in _URL_USERINFO.finditer(text):
                 add(m.start("v"), m.end("v"), 0.9)
+    if long_run and _KEY_WORDS_GATE.search(lower):
+        for m in _KEY_THEN_VALUE.finditer(text):
+            named = key_label(m.group("k")) in ("SECRET", "SECRET_IF_RANDOM")
+            if named and credential_shaped(m.group("v")):
+                add(m.start("v"), m.end("v"), 0.75)
     if "--" in text:
         for m in _FLAG.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
@@ -250,6 +317,10 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
         for rx in (_PROSE, _PROSE_BARE):
             for m in rx.finditer(text):
                 add(m.start("v"), m.end("v"), 0.7)
+    if _NEAR_GATE(text, lower):
+        for m in _PROSE_NEAR.finditer(text):
+            if not _NOT_A_PASSWORD.search(m.group("v")):
+                add(m.start("v"), m.end("v"), 0.65)
     if "-u" in text:
         for m in _CURL_USER.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
@@ -263,6 +334,7 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
                 looks_random(piece)
                 and decode_base64(piece) is None  # base64 of text is content, decoded elsewhere
                 and not (skip and skip(s, e))
+                and not _PUBLIC_BEFORE.search(text, max(0, m.start() - 40), m.start())
             ):
                 add(s, e, 0.6)
     return out
