@@ -269,6 +269,8 @@ class _TraceJob:
                 child_label = self.r.key_label(k) if isinstance(k, str) else None
                 if child_label == "NAME" and names_a_thing(k, node):
                     child_label = None  # {"name": "Canela", "breed": ...}: a dog's name, read as text
+                if child_label == "SECRET_IF_RANDOM" and label is not None:
+                    child_label = None  # {"mail": {"mailgun_key": ...}}: the object's label holds
                 out[nk] = self._node(v, child, child_label or label, depth)
             return out
         if isinstance(node, list):

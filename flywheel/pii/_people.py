@@ -547,32 +547,58 @@ def _list_names(text: str, found: list[Detection]) -> list[Detection]:
     return out
 
 
-#: A first name and a surname in lower case in prose ("its priya raghunathan here"): the
-#: first a listed first name that is no ordinary word, the second in no language's word list.
+#: A first name and a surname in lower case in prose, right after a cue ("its priya
+#: raghunathan here", "spoke to anil mehrotra"): the first a listed first name that is no
+#: ordinary word, the second in no language's word list.
 _LOWER_PAIR = re.compile(
     r"(?<![\w@./\-])(?P<a>[a-zà-ÿ]{3,})[ ](?P<b>[a-zà-ÿ]{4,}(?:-[a-zà-ÿ]{2,})?)(?![\w@/]|[.\-]\w)"
 )
+#: Lower-case self-introductions that the cue table leaves out ("its", "it's", "here's").
+_LOWER_INTRO = re.compile(r"\b(?:its|it's|it’s|here's|here’s|from)[ ]")
 
 
 def _lower_names(text: str) -> list[Detection]:
+    lower = text.lower()
+    if len(lower) != len(text):
+        return []
+    starts = {m.end() for rx in (_CUE, _ROLE, _LOWER_INTRO) for m in rx.finditer(lower)}
     out = []
-    for m in _LOWER_PAIR.finditer(text):
-        a, b = m.group("a"), m.group("b")
-        if zipf(a) >= 3.0 or not _first_name(a.capitalize()):
-            if zipf(b) < 3.0 and _first_name(b.capitalize()):
-                # the pair may start a word later ("its priya raghunathan"): b and the next
-                nxt = _LOWER_PAIR.match(text, m.start("b"))
-                if nxt and zipf(nxt.group("b")) == 0.0 and len(nxt.group("b")) >= 4:
-                    out.append(Detection(nxt.start(), nxt.end(), "NAME", 0.45, "name"))
+    for pos in sorted(starts):
+        m = _LOWER_PAIR.match(text, pos)
+        if m is None:
             continue
-        if all(zipf(p) == 0.0 for p in b.split("-")):
+        a, b = m.group("a"), m.group("b")
+        if zipf(a) < 3.0 and _first_name(a.capitalize()) and all(zipf(p) == 0.0 for p in b.split("-")):
             out.append(Detection(m.start(), m.end(), "NAME", 0.45, "name"))
+    return out
+
+
+#: A capitalised word alone inside a sentence (not after a sentence end, not beside another
+#: capitalised word): a first name when listed and in no language's word list ("asked Ifeoma
+#: to sign", "og Sigrun tar over").
+_LONE_CAP = re.compile(
+    r"(?<=[a-zà-ÿ,;][ ])(?P<w>[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ]{3,})(?![^\W\d_])"
+    r"(?![\w\-'’@.]\w|[ ][A-ZÀ-ÖØ-Þ]|[\d_])"
+)
+
+
+def _lone_first_names(text: str) -> list[Detection]:
+    out = []
+    for m in _LONE_CAP.finditer(text):
+        w = m.group("w")
+        prev = text[: m.start("w")].rstrip(" ,;").rsplit(" ", 1)[-1]
+        if prev[:1].isupper():
+            continue  # "Gulet Deniz", "Master Tadhg": a capitalised word before it
+        if _first_name(w) and zipf(w) == 0.0 and zipf(_fold_accents(w)) == 0.0:
+            out.append(Detection(m.start("w"), m.end("w"), "NAME", 0.4, "name"))
     return out
 
 
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
     found = _detect_base_names(text)
+    if " " in text:
+        found += _lone_first_names(text)
     if found and (", " in text or " " in text):
         found += _list_names(text, found)
     return found
@@ -597,6 +623,15 @@ def _cue_ends_lower(text: str) -> set[int]:
     if len(lower) != len(text):
         return set()
     return {m.end() for rx in (_CUE, _ROLE) for m in rx.finditer(lower)}
+
+
+#: Titles after which a surname may begin with a particle ("Mr Ó Dálaigh", "Herr von Berg",
+#: "Sra. de la Fuente"); after a role word a particle starts a place ("client de la Brasserie")
+#: unless a first name follows it (an article before a first name: "sa fille, la Giulia").
+_PARTICLE_TITLES = frozenset(
+    "mr mrs ms miss mx dr prof sir dame herr herrn frau m mme mlle madame monsieur sr sra srta "
+    "señor señora don doña sig signor signora dhr mevr pan pani domnul doamna senhor senhora".split()
+)
 
 
 def _detect_names(text: str) -> list[Detection]:
@@ -624,7 +659,16 @@ def _detect_names(text: str) -> list[Detection]:
             out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))  # "J. Okafor", "A. K. Mensah"
             i = k + 1
             continue
-        if s in cue_ends and w.lower() in _PARTICLES and (k := _after_particles(words, i, text)):
+        if (
+            s in cue_ends
+            and w.lower() in _PARTICLES
+            and i > 0
+            and (k := _after_particles(words, i, text))
+            and (
+                words[i - 1][2].rstrip(".").lower() in _PARTICLE_TITLES
+                or (_first_name(words[k][2].rstrip(".")) and zipf(words[k][2].rstrip(".")) < 4.0)
+            )
+        ):
             k = _more_name_words(words, k, text)  # "Mr Ó Dálaigh", "Herr von Berg"
             out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))
             i = k + 1

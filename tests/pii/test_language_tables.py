@@ -32,6 +32,7 @@ from stdnum.ro import cnp
 
 from flywheel.pii import credential_shaped, key_label, shared_detector
 from flywheel.pii._ids import scheme_id_words
+from flywheel.pii._people import _lone_first_names
 
 
 def _found(text: str, label: str) -> list[str]:
@@ -235,6 +236,7 @@ def test_members_of_a_list_of_people() -> None:
         "we stayed at Austin Hollow Park for two nights",  # a run before a place word
         "the trophy goes to Willow Creek Stables again",
         "enrolled at Lindholm Idrætsskole from August",  # a compound school word
+        "la cliente de la Panadería del Sol pidió pan",  # a particle after a role: a place
         "transfer to Spitalul Județean for tests",  # an inflected hospital word
         "the nginx ingress controller restarted",  # lower-case words, no first name
         "run apt install imagemagick first",
@@ -242,6 +244,17 @@ def test_members_of_a_list_of_people() -> None:
 )
 def test_places_bodies_and_lower_case_prose_stay(text: str) -> None:
     assert _found(text, "NAME") == []
+
+
+def test_a_listed_first_name_alone_inside_a_sentence() -> None:
+    assert _found("the form was signed, then Thandiwe posted it", "NAME") == ["Thandiwe"]
+    for text in (
+        "we shipped it via Hermes to Berlin",  # in a word list
+        "Bestellung an Lindner Maschinenbau GmbH, bitte",  # a capitalised word beside it
+    ):
+        assert _found(text, "NAME") == [], text
+    # after a capitalised word the lone rule says nothing (runs are judged as runs)
+    assert _lone_first_names("entered Lord Aigerim and Master Nkechi") == []
 
 
 def test_name_part_columns() -> None:
