@@ -65,16 +65,41 @@ def _best(seq: Sequence[Any], parser: Any, consts: Any) -> tuple[str, ...] | Non
     return max(candidates, key=lambda c: (min(len(x) for x in c), -len(c)))
 
 
-def literal_gate(pattern: re.Pattern[str]) -> Gate:
-    """A gate for ``pattern`` (see the module docstring)."""
+def literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Literals one of which every match of ``pattern`` contains, or None when there are none."""
     try:
         from re import _constants as consts  # type: ignore[attr-defined]
         from re import _parser as parser  # type: ignore[attr-defined]
 
         tree = parser.parse(pattern.pattern, pattern.flags)
     except (ImportError, AttributeError, re.error):
-        return _always
-    found = _best(list(tree), parser, consts)
+        return None
+    return _best(list(tree), parser, consts)
+
+
+def trie_pattern(words: set[str] | frozenset[str]) -> str:
+    """One regular expression matching any of ``words``, as a prefix tree: an alternation of
+    hundreds of words is tried word by word at each position, a tree letter by letter."""
+    root: dict[str, dict] = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return build(root)
+
+
+def literal_gate(pattern: re.Pattern[str]) -> Gate:
+    """A gate for ``pattern`` (see the module docstring)."""
+    found = literals(pattern)
     if not found:
         return _always
     folded = bool(pattern.flags & re.IGNORECASE)
@@ -84,7 +109,7 @@ def literal_gate(pattern: re.Pattern[str]) -> Gate:
     if len(lits) == 1:
         lit = lits[0]
         return (lambda text, lower: lit in lower) if folded else (lambda text, lower: lit in text)
-    rx = re.compile("|".join(re.escape(x) for x in lits))
+    rx = re.compile(trie_pattern(set(lits)))
     return (lambda text, lower: rx.search(lower) is not None) if folded else (
         lambda text, lower: rx.search(text) is not None
     )

@@ -246,7 +246,9 @@ def _scheme_words(doc: str) -> set[str]:
         and (" " in native or zipf(native) < 3.0)  # "codice", "lithuanian": no id word alone
     ):
         out.add(native)
-    return {w for w in out if not w[:1].isdigit() and (" " in w or zipf(w) < 4.0)}
+    # a description in English ("polish national identification number") or a phrase led by
+    # an everyday word ("personal public service number") is no id word; its acronym is
+    return {w for w in out if not w[:1].isdigit() and zipf(w.split()[0]) < (4.0 if " " not in w else 3.0)}
 
 
 @lru_cache(maxsize=1)

@@ -557,20 +557,26 @@ _LOWER_PAIR = re.compile(
 _LOWER_INTRO = re.compile(r"\b(?:its|it's|it’s|here's|here’s|from)[ ]")
 
 
+_LOWER_WORD = re.compile(r"(?<![\w@./\-])[a-zà-ÿ]{3,}(?=[ ][a-zà-ÿ]{4,})")
+
+
 def _lower_names(text: str) -> list[Detection]:
+    # candidates first (dictionary look-ups), the cue patterns only when one is found
+    cands = []
+    for w in _LOWER_WORD.finditer(text):
+        a = w.group()
+        if zipf(a) >= 3.0 or not _first_name(a.capitalize()):
+            continue
+        m = _LOWER_PAIR.match(text, w.start())
+        if m and all(zipf(p) == 0.0 for p in m.group("b").split("-")):
+            cands.append(m)
+    if not cands:
+        return []
     lower = text.lower()
     if len(lower) != len(text):
         return []
     starts = {m.end() for rx in (_CUE, _ROLE, _LOWER_INTRO) for m in rx.finditer(lower)}
-    out = []
-    for pos in sorted(starts):
-        m = _LOWER_PAIR.match(text, pos)
-        if m is None:
-            continue
-        a, b = m.group("a"), m.group("b")
-        if zipf(a) < 3.0 and _first_name(a.capitalize()) and all(zipf(p) == 0.0 for p in b.split("-")):
-            out.append(Detection(m.start(), m.end(), "NAME", 0.45, "name"))
-    return out
+    return [Detection(m.start(), m.end(), "NAME", 0.45, "name") for m in cands if m.start() in starts]
 
 
 #: A capitalised word alone inside a sentence (not after a sentence end, not beside another
@@ -955,6 +961,7 @@ _DISTINCT_POSTCODE = (
     r"(?:[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}|[AC-FHKNPRTV-Y]\d{2}[ ][AC-FHKNPRTV-Y\d]{4}"
     r"|[A-Z]\d[A-Z][ ]\d[A-Z]\d|[1-9]\d{3}[ ][A-Z]{2}|\d{4}-\d{3}|\d{5}-\d{3}|\d{2}-\d{3})"
 )
+_POSTCODE_GATE = re.compile(_DISTINCT_POSTCODE + r"(?![\w\-])")
 #: An address with no house number (rural Ireland, a farm, a village): one to three
 #: capitalised place names with commas, an optional county, and such a postcode.
 _PLACE_POSTCODE = re.compile(
@@ -967,10 +974,14 @@ def detect_addresses(text: str) -> list[Detection]:
     """Street addresses (head lines, street line, then unit, postal code and town when present)."""
     if not _DIGIT.search(text):
         return []
-    out: list[Detection] = [
-        Detection(m.start(), m.end(), "ADDRESS", 0.5, "address")
-        for m in _PLACE_POSTCODE.finditer(text)
-    ]
+    out: list[Detection] = (
+        [
+            Detection(m.start(), m.end(), "ADDRESS", 0.5, "address")
+            for m in _PLACE_POSTCODE.finditer(text)
+        ]
+        if ", " in text and _POSTCODE_GATE.search(text)
+        else []
+    )
     for start, end in _street_lines(text):
         start = _extend_back(text, start)
         tail = _ADDRESS_TAIL.match(text[end:])

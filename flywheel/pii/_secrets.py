@@ -230,9 +230,8 @@ def credential_shaped(value: str) -> bool:
 
 #: A key word then the value after a space, as prose and runbooks write them
 #: ("routing_key 5b1f2a5c...", "license key NRAK-..."): ``credential_shaped`` values only.
-_KEY_THEN_VALUE = re.compile(
-    r"(?P<k>[A-Za-z][\w\-]{0,40}?)[ \t]+(?P<v>[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,})"
-)
+_VALUE_AFTER_WORD = re.compile(r"(?<=[\w\-][ \t])[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
+_WORD_BEFORE = re.compile(r"(?:[A-Za-z][\w\-]{0,20}[ ])?[A-Za-z][\w\-]{0,40}\Z")
 #: Public key material right before a token: a public key, an encryption recipient, a
 #: fingerprint (WireGuard ``PublicKey = ...``, age ``recipients: ["age1..."]``, SSH/PGP).
 _PUBLIC_BEFORE = re.compile(
@@ -306,10 +305,15 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
             for m in _URL_USERINFO.finditer(text):
                 add(m.start("v"), m.end("v"), 0.9)
     if long_run and _KEY_WORDS_GATE.search(lower):
-        for m in _KEY_THEN_VALUE.finditer(text):
-            named = key_label(m.group("k")) in ("SECRET", "SECRET_IF_RANDOM")
-            if named and credential_shaped(m.group("v")):
-                add(m.start("v"), m.end("v"), 0.75)
+        for m in _VALUE_AFTER_WORD.finditer(text):
+            if not credential_shaped(m.group()):
+                continue
+            k = _WORD_BEFORE.search(text, max(0, m.start() - 64), m.start() - 1)
+            words = k.group().split(" ") if k else []
+            # the key word alone ("routing_key"), or with the word before it ("license key")
+            named = (" ".join(words), words[-1]) if words else ()
+            if any(key_label(w) in ("SECRET", "SECRET_IF_RANDOM") for w in named):
+                add(m.start(), m.end(), 0.75)
     if "--" in text:
         for m in _FLAG.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
