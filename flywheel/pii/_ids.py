@@ -76,7 +76,12 @@ WEAK: tuple[str, ...] = (
     "id.nik",
     "th.pin",
     "gb.nhs",
+    "cz.rc",
+    "sk.rc",
 )
+#: Schemes taken only in their checked length: the Czech and Slovak birth numbers of ten digits
+#: have a mod-11 check; the nine-digit ones (before 1954) check a date only.
+_MIN_COMPACT = {"cz.rc": 10, "sk.rc": 10}
 
 
 @lru_cache(maxsize=1)
@@ -112,7 +117,7 @@ def national_id_scheme(value: str, strong_only: bool = False) -> str | None:
     if not 8 <= len(compact) <= 20 or sum(c.isdigit() for c in compact) < 5:
         return None
     for path, mod, strong in _modules():
-        if strong_only and not strong:
+        if (strong_only and not strong) or len(compact) < _MIN_COMPACT.get(path, 0):
             continue
         try:
             if mod.is_valid(value):

@@ -31,7 +31,7 @@ from stdnum.ie import pps
 from stdnum.ro import cnp
 
 from flywheel.pii import credential_shaped, key_label, shared_detector
-from flywheel.pii._ids import scheme_id_words
+from flywheel.pii._ids import national_id_scheme, scheme_id_words
 from flywheel.pii._people import _lone_first_names
 
 
@@ -194,6 +194,15 @@ def test_id_shapes_that_fail_their_check_stay() -> None:
     wrong = "8271634" + ("A" if _pps_letter("8271634") != "A" else "B")
     for text in (f"EAN {barcode} in stock", f"order {wrong} shipped"):
         assert _found(text, "NATIONAL_ID") == [], text
+
+
+def test_czech_and_slovak_birth_numbers_of_ten_digits_after_an_id_word() -> None:
+    body = next(f"850612{n:04d}" for n in range(10000) if int(f"850612{n:04d}") % 11 == 0)
+    value = f"{body[:6]}/{body[6:]}"
+    assert _found(f"rodné číslo {value}, pojišťovna 111", "NATIONAL_ID") == [value]
+    assert national_id_scheme("850612100") is None  # nine digits: a date, no check
+    assert _found("rodné číslo 850612100, pojišťovna 111", "NATIONAL_ID") == []
+    assert _found(f"objednávka {value} odeslána", "NATIONAL_ID") == []  # no id word
 
 
 def test_a_table_column_named_by_an_id_word() -> None:
