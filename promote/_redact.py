@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Any
 
 from flywheel.pii import (
+    DEFAULT_KEY_RULES,
     PSEUDONYM,
     Detection,
     Detector,
@@ -126,6 +127,9 @@ class Redactor:
             for p in patterns:  # compiled once by the policy's validator already
                 self._deny.append((re.compile(p), label))
         self._key_cache: dict[str, str | None] = {}
+        # The language tables (flywheel.pii.derived_label) extend the default rules; a policy
+        # that replaces them keeps only its own.
+        self._derived = DEFAULT_KEY_RULES.items() <= self._key_rules.items()
 
     def key_label(self, key: str) -> str | None:
         """The label a JSON key imposes on its whole value, or None."""
@@ -139,7 +143,7 @@ class Redactor:
                 if norm.endswith(suffix):
                     label = lab if suffix_applies(norm, suffix, lab) else None
                     break
-        if label is None and norm not in self._key_rules:
+        if label is None and self._derived and norm not in self._key_rules:
             label = derived_label(key)  # the language tables (flywheel.pii.derived_label)
         self._key_cache[key] = label
         return label
