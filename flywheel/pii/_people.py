@@ -600,11 +600,42 @@ def _lone_first_names(text: str) -> list[Detection]:
     return out
 
 
+#: A speaker label at a line start, as transcripts, chats and minutes write them
+#: ("Marta: on my way", "[10:02] Tomás Reyes: ok", "- Ayşe: agreed").
+_SPEAKER = re.compile(
+    r"(?m)^[ \t]*(?:[-*•>][ \t]*)?(?:\[[^\]\n]{1,20}\][ \t]*)?"
+    r"(?P<n>[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ'’\-]{2,}(?:[ ][A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ'’\-]{1,})?)[ \t]*:[ \t]"
+)
+
+
+def _speaker_names(text: str) -> list[Detection]:
+    """Speaker labels that are names: a listed first name that is no frequent word, or two
+    words that make a name ("Status:", "Note:", "Kubernetes:" stay)."""
+    labels = list(_SPEAKER.finditer(text))
+    # in a transcript (two labels or more) a first name that is also a word ("Grace") speaks
+    limit = _WORDY_ZIPF if len(labels) >= 2 else _FREQUENT_WORD
+    names = first_names()
+    out = []
+    for m in labels:
+        words = m.group("n").split(" ")
+        if any(w in _NOT_SURNAME or w in _ORG_WORDS or w in _COMPANY for w in words):
+            continue
+        if len(words) == 1:
+            ok = _first_name(words[0]) and zipf(words[0]) < limit
+        else:
+            ok = _plausible_run(words, words[0].split("-")[0], names)
+        if ok:
+            out.append(Detection(m.start("n"), m.end("n"), "NAME", 0.45, "name"))
+    return out
+
+
 def detect_names(text: str) -> list[Detection]:
     """Person names in prose (see the module docstring)."""
     found = _detect_base_names(text)
     if " " in text:
         found += _lone_first_names(text)
+    if ": " in text:
+        found += _speaker_names(text)
     if found and (", " in text or " " in text):
         found += _list_names(text, found)
     return found

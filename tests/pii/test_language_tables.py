@@ -266,6 +266,19 @@ def test_a_listed_first_name_alone_inside_a_sentence() -> None:
     assert _lone_first_names("entered Lord Aigerim and Master Nkechi") == []
 
 
+def test_speaker_labels_of_a_transcript() -> None:
+    chat = "Anja: can you check the van?\nTomasz: sure, on it\n[10:02] Inés Barroso: ok"
+    assert set(_found(chat, "NAME")) >= {"Anja", "Tomasz", "Inés Barroso"}
+    assert _found("Grace: hi\nOwen: hello", "NAME") == ["Grace", "Owen"]
+    for text in (
+        "Status: ok\nTotal: 12\nError: timeout\nNote: none",
+        "Kubernetes: 1.29\nPostgres: 16",  # in no word list, and no first name
+        "Grace: period of 30 days",  # one label: a first name that is a word stays
+        "Release Notes: v2\nFinal Answer: 42",
+    ):
+        assert _found(text, "NAME") == [], text
+
+
 def test_name_part_columns() -> None:
     for key in ("first", "NUME Prenume", "emergency_contact"):
         assert key_label(key) == "AUTO", key
