@@ -646,7 +646,7 @@ def _detect_base_names(text: str) -> list[Detection]:
     if " " in text and text != text.upper():
         extra += _lower_names(text)
     if _SLUG.search(text):
-        extra = _slug_names(text)
+        extra += _slug_names(text)
     if _UPPER_RUN.search(text):
         extra += _upper_names(text)
     for m in _SLASH_SIGNATURE.finditer(text):

@@ -232,6 +232,13 @@ def test_titles_honorifics_and_lower_case(text: str, name: str) -> None:
     assert name in _found(text, "NAME")
 
 
+def test_a_slug_in_the_same_text_keeps_the_lower_case_names() -> None:
+    """A handle or slug anywhere in a text once replaced the lower-case names found before it."""
+    for tail in ("", ", see docs.example_page", "; logs in build-cache"):
+        text = "hey its anjali venkataraman here" + tail
+        assert "anjali venkataraman" in _found(text, "NAME"), text
+
+
 def test_members_of_a_list_of_people() -> None:
     text = "Attendees: Maeve Lorcan (chair), Tobias Wren, Will Baker and Rafe Morrow, all in."
     found = _found(text, "NAME")
