@@ -29,11 +29,14 @@ from typing import Any
 
 from flywheel.pii import (
     PSEUDONYM,
+    credential_shaped,
     is_identifier,
     key_label,
     names_a_thing,
+    national_id_scheme,
     organisation_like,
     person_like,
+    shared_detector,
 )
 
 #: Shorter values are not compared (``Li``, ``42`` occur anywhere).
@@ -44,6 +47,8 @@ _PLACEHOLDER = re.compile(
     r"<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\})\Z"
 )
 _PERSON = re.compile(r"\A[^\W\d_][^\W\d_'’.\-]*(?:[ '’.\-]+[^\W\d_]+){0,4}\.?\Z")
+#: An account number of a scheme no detector knows: a country code, check digits, digits.
+_ACCOUNT = re.compile(r"\A[A-Z]{2}\d{2}[A-Z0-9]{8,}\Z")
 _CHUNK = 2000
 _DEPTH = 4
 
@@ -94,13 +99,39 @@ def collect(key: str, value: Any, found: dict[str, str], label: str | None = Non
         except ValueError:
             pass
     if label is not None and _usable(label, stripped):
-        found.setdefault(stripped, label)
+        entity = _entity(label, stripped)
+        if entity is not None:
+            found.setdefault(stripped, entity)
 
 
 def _label(key: str) -> str | None:
     # The whole key, folded: ``user.email`` is ``useremail`` (EMAIL), while
     # ``gen_ai.agent.name`` (an agent's name, not a person's) matches no rule.
     return key_label(key)
+
+
+def _entity(label: str, v: str) -> str | None:
+    """The entity type a finding reports for a key rule's label (one a reviewer can except).
+
+    The key rules whose label depends on the value resolve as redaction resolves them:
+    ``CHECKED_ID`` is a national id only when its check digits pass, ``SECRET_IF_RANDOM``
+    a secret only when the value looks generated, ``AUTO`` the type detected for the whole
+    value (an e-mail, a person's name, else a number: an identifier of the person).
+    """
+    if label == "CHECKED_ID":
+        return "NATIONAL_ID" if national_id_scheme(v) else None
+    if label == "SECRET_IF_RANDOM":
+        return "SECRET" if credential_shaped(v) else None
+    if label != "AUTO":
+        return label
+    dets = shared_detector().detect(v)
+    if len(dets) == 1 and dets[0].end - dets[0].start >= len(v) - 2:
+        return dets[0].label
+    if "@" in v:
+        return "EMAIL"
+    if sum(c.isdigit() for c in v) < 6:
+        return "NAME"
+    return "IBAN" if _ACCOUNT.match(v.replace(" ", "")) else "NATIONAL_ID"
 
 
 def _usable(label: str, v: str) -> bool:

@@ -68,10 +68,43 @@ def test_collect_takes_personal_keys_and_leaves_identifiers() -> None:
     assert found == {
         SURNAME: "NAME",
         PASSPHRASE: "SECRET",
-        "Ana Ruiz": "AUTO",
+        "Ana Ruiz": "NAME",
         "Ana.Ruiz@example.org": "EMAIL",
         "1984-04-17": "DOB",
     }
+
+
+def test_every_type_the_witness_reports_is_one_a_reviewer_can_except() -> None:
+    """Key rules whose label depends on the value (AUTO, CHECKED_ID, SECRET_IF_RANDOM)
+    resolve as redaction resolves them; a finding typed CHECKED_ID could not be excepted
+    (``promote allow-leak`` takes entity types only), so such a release stayed refused."""
+    from flywheel.pii import ENTITIES
+    from flywheel.pii._keys import DEFAULT_KEY_RULES
+
+    found: dict[str, str] = {}
+    doc = {
+        "CNP": "1800101221144",  # an id word as a key, check digits pass
+        "PPS": "1234",  # check digits fail: read as text, not collected
+        "licenseKey": "sk_9f8A7b6C5d4E3f2G1h0J",  # generated: a secret
+        "routing_key": "standard",  # a word: no secret
+        "contact": "Ana.Ruiz@example.org",
+        "emergency_contact": "Jonas Weber",
+    }
+    collect("payload", json.dumps(doc), found)
+    assert found == {
+        "1800101221144": "NATIONAL_ID",
+        "sk_9f8A7b6C5d4E3f2G1h0J": "SECRET",
+        "Ana.Ruiz@example.org": "EMAIL",
+        "Jonas Weber": "NAME",
+    }
+    entities = set(ENTITIES.values())
+    samples = ("Jonas Weber", "jonas.weber@example.org", "+49 30 1234567", "1800101221144",
+               "sk_9f8A7b6C5d4E3f2G1h0J", "1984-04-17", "Hauptstr. 5, 10115 Berlin")
+    for key in DEFAULT_KEY_RULES:
+        for value in samples:
+            got: dict[str, str] = {}
+            collect(key, value, got)
+            assert set(got.values()) <= entities, (key, got)
 
 
 def test_find_values_reports_path_and_type_never_the_value() -> None:
@@ -178,4 +211,4 @@ def test_a_company_under_a_contact_key_is_no_person_for_the_witness() -> None:
     for value in ("Spotify", "Acme Logistics GmbH", "Marie Dupont", "US122000000121212121212"):
         collect("recipient", value, found)
     assert "Spotify" not in found and "Acme Logistics GmbH" not in found
-    assert found["Marie Dupont"] == "AUTO" and found["US122000000121212121212"] == "AUTO"
+    assert found["Marie Dupont"] == "NAME" and found["US122000000121212121212"] == "IBAN"
