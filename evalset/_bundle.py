@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from flywheel.evalset._leaks import refuse_leaks, scan_bundle, scan_release, stored_exceptions
-from flywheel.evalset._source_values import personal_values
 from flywheel.evalset._task import TASK_SCHEMA_VERSION, Task
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -812,6 +811,10 @@ def release_from_store(
     under personal keys must not be in the task (``_source_values``).
     """
     tasks, policy_ids = approved_tasks(store, name, project=project)
+    # imported here: the witness reads redaction's tables (word frequencies, check-digit
+    # schemes), which a server that imports this module for its routes should not hold idle
+    from flywheel.evalset._source_values import personal_values
+
     result = release_tasks(
         root,
         name,

@@ -29,14 +29,11 @@ from typing import Any
 
 from flywheel.pii import (
     PSEUDONYM,
-    credential_shaped,
     is_identifier,
     key_label,
     names_a_thing,
-    national_id_scheme,
     organisation_like,
     person_like,
-    shared_detector,
 )
 
 #: Shorter values are not compared (``Li``, ``42`` occur anywhere).
@@ -118,6 +115,10 @@ def _entity(label: str, v: str) -> str | None:
     a secret only when the value looks generated, ``AUTO`` the type detected for the whole
     value (an e-mail, a person's name, else a number: an identifier of the person).
     """
+    # imported here: the check-digit schemes and detectors are heavy for a server that
+    # only imports this module (with the bundle code) and may never release
+    from flywheel.pii import credential_shaped, national_id_scheme, shared_detector
+
     if label == "CHECKED_ID":
         return "NATIONAL_ID" if national_id_scheme(v) else None
     if label == "SECRET_IF_RANDOM":

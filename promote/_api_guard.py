@@ -21,12 +21,12 @@ must be able to quote).
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from flywheel.promote._redact import Redactor
-from flywheel.promote._redact_types import RedactionPolicy
+from typing import TYPE_CHECKING, Any
 
 from flywheel import Store
+
+if TYPE_CHECKING:
+    from flywheel.promote._redact import Redactor
 
 #: Keys whose values are the review API's own attribution or digests, never redacted.
 KEPT_KEYS: frozenset[str] = frozenset(
@@ -35,6 +35,11 @@ KEPT_KEYS: frozenset[str] = frozenset(
 
 
 def _redactor(store: Store | None, candidate_id: str | None, project: str) -> Redactor:
+    # imported on the first guarded response: the redactor's tables (word frequencies,
+    # check-digit schemes, month names) cost an idle server ~45 MB and half a second
+    from flywheel.promote._redact import Redactor
+    from flywheel.promote._redact_types import RedactionPolicy
+
     if store is None or not candidate_id:
         return Redactor(RedactionPolicy())
     from flywheel.promote._rerun import merged_policy, stored_rules
@@ -73,6 +78,9 @@ def redact_trace_view(body: Any) -> Any:
     consistent within the body (one page of a trace: they restart on the
     next page); the ids that hold the tree together are kept.
     """
+    from flywheel.promote._redact import Redactor
+    from flywheel.promote._redact_types import RedactionPolicy
+
     redacted, _ = Redactor(RedactionPolicy()).redact_document(
         body, keep_keys=VIEW_KEPT_KEYS, plain_paths=VIEW_PLAIN_PATHS
     )

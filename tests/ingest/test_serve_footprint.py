@@ -2,7 +2,7 @@
 
 ``flywheel serve`` holds chDB (about 230 MB of its shared library is
 resident once imported); Presidio, spaCy, datasketch, scipy, matplotlib,
-Textual and AgentDojo belong to the commands and workers that use them.
+Textual, AgentDojo and the redactor's tables (wordfreq, python-stdnum) belong to the commands and workers that use them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import subprocess
 import sys
 
 HEAVY = ["presidio_analyzer", "presidio_anonymizer", "spacy", "datasketch", "scipy",
-         "matplotlib", "textual", "agentdojo"]
+         "matplotlib", "textual", "agentdojo",
+         # the redactor's tables: imported on the first redacted response, not at start
+         "wordfreq", "stdnum", "flywheel.promote._redact"]
 
 _SERVE = """
 import json, sys, tempfile
