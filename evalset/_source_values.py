@@ -34,6 +34,8 @@ from flywheel.pii import (
     names_a_thing,
     organisation_like,
     person_like,
+    shared_detector,
+    value_label,
 )
 
 #: Shorter values are not compared (``Li``, ``42`` occur anywhere).
@@ -110,21 +112,12 @@ def _label(key: str) -> str | None:
 def _entity(label: str, v: str) -> str | None:
     """The entity type a finding reports for a key rule's label (one a reviewer can except).
 
-    The key rules whose label depends on the value resolve as redaction resolves them:
-    ``CHECKED_ID`` is a national id only when its check digits pass, ``SECRET_IF_RANDOM``
-    a secret only when the value looks generated, ``AUTO`` the type detected for the whole
-    value (an e-mail, a person's name, else a number: an identifier of the person).
+    The key rules whose label depends on the value resolve as redaction resolves them
+    (``flywheel.pii.value_label``); ``AUTO`` takes the type detected for the whole value
+    (an e-mail, a person's name, else a number: an identifier of the person).
     """
-    # imported here: the check-digit schemes and detectors are heavy for a server that
-    # only imports this module (with the bundle code) and may never release
-    from flywheel.pii import credential_shaped, national_id_scheme, shared_detector
-
-    if label == "CHECKED_ID":
-        return "NATIONAL_ID" if national_id_scheme(v) else None
-    if label == "SECRET_IF_RANDOM":
-        return "SECRET" if credential_shaped(v) else None
     if label != "AUTO":
-        return label
+        return value_label(label, v)
     dets = shared_detector().detect(v)
     if len(dets) == 1 and dets[0].end - dets[0].start >= len(v) - 2:
         return dets[0].label

@@ -31,21 +31,21 @@ from dataclasses import replace
 from typing import Any
 
 from flywheel.pii import (
+    CONDITIONAL_LABELS,
     DEFAULT_KEY_RULES,
     PSEUDONYM,
     Detection,
     Detector,
-    credential_shaped,
     derived_label,
     is_identifier,
     longest_first,
-    national_id_scheme,
     names_a_thing,
     normalise_key,
     organisation_like,
     person_like,
     segments,
     suffix_applies,
+    value_label,
 )
 from flywheel.pii import shared_detector as _shared_detector
 from flywheel.promote._pseudonyms import Pseudonyms
@@ -89,15 +89,6 @@ def _try_json(text: str) -> tuple[Any, bool]:
         return json.loads(text), True
     except ValueError:
         return text, False
-
-
-#: Key rules whose label depends on the value (see ``flywheel.pii.KEY_LABELS``).
-_CONDITIONAL = ("AUTO", "CHECKED_ID", "SECRET_IF_RANDOM")
-
-
-def _checked_id(value: str) -> str | None:
-    """CHECKED_ID keys: NATIONAL_ID when a national id's check digits pass, else None."""
-    return "NATIONAL_ID" if national_id_scheme(value) else None
 
 
 class Redactor:
@@ -280,7 +271,7 @@ class _TraceJob:
         if isinstance(node, list):
             return [self._node(v, _json_path(path, i), label, depth) for i, v in enumerate(node)]
         if label is not None and isinstance(node, (int, float)) and not isinstance(node, bool):
-            if label in _CONDITIONAL:  # a number under such a key: only what it is
+            if label in CONDITIONAL_LABELS:  # a number under such a key: only what it is
                 label = self._conditional(label, str(node))
                 if label is None:
                     return node
@@ -292,7 +283,7 @@ class _TraceJob:
             stripped = s.strip()
             if PSEUDONYM.fullmatch(stripped):
                 return s
-            if label in _CONDITIONAL:
+            if label in CONDITIONAL_LABELS:
                 label = self._conditional(label, stripped)
                 if label is None:
                     return self._text(s, path, depth)
@@ -316,11 +307,7 @@ class _TraceJob:
 
     def _conditional(self, label: str, s: str) -> str | None:
         """The label a conditional key rule gives this value (or None: read it as text)."""
-        if label == "AUTO":
-            return self._auto_label(s)
-        if label == "CHECKED_ID":
-            return _checked_id(s)
-        return "SECRET" if credential_shaped(s) else None
+        return self._auto_label(s) if label == "AUTO" else value_label(label, s)
 
     def _auto_label(self, s: str) -> str | None:
         """AUTO keys: the detected type of the whole value, NAME for a person-like value."""

@@ -29,7 +29,7 @@ from flywheel.evalset import task_sha256
 from flywheel.promote._candidates import load_traces, root_step, steps_json, write_candidates
 from flywheel.promote._draft import draft_task
 from flywheel.promote._redact import Redactor
-from flywheel.pii import normalise_key
+from flywheel.pii import CONDITIONAL_LABELS, normalise_key
 from flywheel.promote._redact_types import DEFAULT_KEY_RULES, RedactionPolicy, TraceStep
 from flywheel.promote._review import (
     ReviewEvent,
@@ -79,7 +79,7 @@ def _check_rules(
     deny: dict[str, list[str]] = {}
     for label, values in deny_strings.items():
         lab = str(label).strip().upper()
-        if not _LABEL.match(lab) or lab in ("AUTO", "CHECKED_ID", "SECRET_IF_RANDOM"):
+        if not _LABEL.match(lab) or lab in CONDITIONAL_LABELS:
             raise UserError(f"deny_strings: label {label!r} is not a label; use e.g. NAME, ADDRESS")
         for v in values:
             if not isinstance(v, str) or not v.strip():

@@ -21,6 +21,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "shared_detector",
         ],
         "flywheel.pii._keys": [
+            "CONDITIONAL_LABELS",
             "DEFAULT_KEY_RULES",
             "DEFAULT_KEY_SUFFIXES",
             "KEY_LABELS",
@@ -30,6 +31,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "names_a_thing",
             "normalise_key",
             "suffix_applies",
+            "value_label",
         ],
         "flywheel.pii._decode": ["Segment", "decode_base64", "segments"],
         "flywheel.pii._scan": [

@@ -197,9 +197,12 @@ _DEFAULT_SUFFIXES = _by_length(DEFAULT_KEY_SUFFIXES)
 
 @lru_cache(maxsize=1)
 def _id_word_keys() -> frozenset[str]:
-    """The id words of prose (``flywheel.pii._ids``, those named by ``python-stdnum``'s
-    schemes included) as keys: a column ``CNP``, ``PPS`` or ``AMKA`` holds a national id when
-    its check digits pass (``CHECKED_ID``). A user id (``uid``) is no such column."""
+    """The id words of prose as keys (``CHECKED_ID``).
+
+    Those of ``flywheel.pii._ids``, ``python-stdnum``'s scheme names included: a column
+    ``CNP``, ``PPS`` or ``AMKA`` holds a national id when its check digits pass. A user id
+    (``uid``) is no such column.
+    """
     from flywheel.pii._ids import ID_WORDS, scheme_id_words
 
     keys = {normalise_key(w) for w in (*ID_WORDS, *scheme_id_words())}
@@ -246,11 +249,13 @@ def _default_label(key: str) -> str | None:
 
 @lru_cache(maxsize=65536)
 def derived_label(key: str) -> str | None:
-    """The label of a key no whole-key or suffix rule names, from the language tables: a key
-    made of name-part words (``first``, ``NUME Prenume``, ``fornavn``) or ending in a person
-    word (``emergency_contact``) is AUTO; an id word of prose or of a ``python-stdnum`` scheme
-    (``CNP``, ``PPS``, ``AMKA``) is CHECKED_ID; a birth stem (``data_nasc``, ``tgl_lahir``) is
-    DOB. Redaction applies it after a policy's own rules."""
+    """The label of a key no whole-key or suffix rule names, from the language tables.
+
+    A key made of name-part words (``first``, ``NUME Prenume``, ``fornavn``) or ending in a
+    person word (``emergency_contact``) is AUTO; an id word of prose or of a
+    ``python-stdnum`` scheme (``CNP``, ``PPS``, ``AMKA``) is CHECKED_ID; a birth stem
+    (``data_nasc``, ``tgl_lahir``) is DOB. Redaction applies it after a policy's own rules.
+    """
     norm = normalise_key(key)
     tokens = _key_tokens(key)
     if tokens and all(t in _NAME_PARTS for t in tokens):
@@ -274,11 +279,37 @@ def _label(norm: str, table: dict[str, str], suffixes: list[tuple[str, str]]) ->
     return None
 
 
+#: Key-rule labels whose entity depends on the value: ``value_label`` resolves the last two,
+#: AUTO takes the type detected for the whole value (its caller's detector).
+CONDITIONAL_LABELS: tuple[str, ...] = ("AUTO", "CHECKED_ID", "SECRET_IF_RANDOM")
+
+
+def value_label(label: str, value: str) -> str | None:
+    """The label a key rule gives ``value``, or None when the rule does not hold.
+
+    ``CHECKED_ID`` is NATIONAL_ID when a check-digit scheme accepts the value,
+    ``SECRET_IF_RANDOM`` is SECRET when it is shaped like generated key material
+    (``credential_shaped``); None means: read the value as text. Any other label is
+    returned as it is.
+    """
+    if label == "CHECKED_ID":
+        from flywheel.pii._ids import national_id_scheme
+
+        return "NATIONAL_ID" if national_id_scheme(value) else None
+    if label == "SECRET_IF_RANDOM":
+        from flywheel.pii._secrets import credential_shaped
+
+        return "SECRET" if credential_shaped(value) else None
+    return label
+
+
 def suffix_applies(norm: str, suffix: str, label: str) -> bool:
-    """Whether a suffix rule holds for a folded key that ends with it: not for the suffix's
-    plural alone (``addresss``), nor, for a key word (``SECRET_IF_RANDOM``), for ``key``
-    alone (a keyboard key, an issue key) or a key that names no credential (``publicKey``,
-    ``dedup_key``, ``sortKey``)."""
+    """Whether a suffix rule holds for a folded key that ends with it.
+
+    Not for the suffix's plural alone (``addresss``), nor, for a key word
+    (``SECRET_IF_RANDOM``), for ``key`` alone (a keyboard key, an issue key) or a key that
+    names no credential (``publicKey``, ``dedup_key``, ``sortKey``).
+    """
     if norm == suffix + "s":
         return False
     return label != "SECRET_IF_RANDOM" or not (norm == suffix or _NOT_CREDENTIAL_KEY.search(norm))

@@ -25,8 +25,7 @@ from typing import Any
 
 from flywheel.pii._decode import segments
 from flywheel.pii._detector import ALL_ENTITIES, PSEUDONYM, shared_detector
-from flywheel.pii._keys import key_label
-from flywheel.pii._secrets import credential_shaped
+from flywheel.pii._keys import key_label, value_label
 
 
 def strings_in(node: Any, max_depth: int = 4) -> list[str]:
@@ -124,8 +123,8 @@ class _Scan:
             for k, v in node.items():
                 self.text(str(k), path + ".<key>", depth)
                 label = key_label(str(k)) if isinstance(v, str) else None
-                if label == "SECRET_IF_RANDOM" and credential_shaped(v):
-                    label = "SECRET"
+                if label == "SECRET_IF_RANDOM":
+                    label = value_label(label, v)
                 if (
                     isinstance(v, str)
                     and label == "SECRET"
@@ -153,8 +152,8 @@ class _Scan:
 
             def on_text(decoded: str, key: str | None, _p: str = path, _k: str = seg.kind) -> str:
                 lab = key_label(key) if key is not None else None
-                if lab == "SECRET_IF_RANDOM" and credential_shaped(decoded):
-                    lab = "SECRET"
+                if lab == "SECRET_IF_RANDOM":
+                    lab = value_label(lab, decoded)
                 if lab == "SECRET" and decoded.strip():
                     if not PSEUDONYM.fullmatch(decoded.strip()) and len(decoded) >= 4:
                         self.found.append(Finding(f"{_p}<{_k}:{key}>", "SECRET", "key"))
