@@ -42,6 +42,7 @@ from flywheel.pii import (
     names_a_thing,
     normalise_key,
     organisation_like,
+    own_name_key,
     person_like,
     segments,
     suffix_applies,
@@ -331,6 +332,10 @@ class _TraceJob:
         def on_text(decoded: str, key: str | None) -> str:
             sub = f"{path}<{kind}>"
             label = self.r.key_label(key) if key else None
+            if kind == "line" and label == "NAME" and own_name_key(key):
+                label = "AUTO"  # "Name: Standard plan" in prose: a name only when person-like
+            elif kind in ("line", "pair") and label == "CARD":
+                label = None  # a library or loyalty "card" in prose: only what the detectors find
             if depth >= 4:
                 return decoded
             return self._string(decoded, sub, label, depth + 1)

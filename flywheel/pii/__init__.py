@@ -30,6 +30,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "key_label",
             "names_a_thing",
             "normalise_key",
+            "own_name_key",
             "suffix_applies",
             "value_label",
         ],

@@ -18,7 +18,12 @@ rules apply) to a callback, and encodes the callback's answer the same way:
   line is a header with at least one column a default key rule knows
   (``surname,given,dob``): each cell is handed over with its column's header
   as its key, so ``dob`` applies to a bare ``1983-06-14`` in a CSV row as it
-  does under a JSON key.
+  does under a JSON key;
+- labelled fields written in text, whose label a default key rule knows: a JSON or
+  Python pair pasted into prose (``Scan: {"surname": "OKAFOR", ...}``), a line
+  ``Label: value`` (``Nachname: Okafor``, ``- date of birth: 1983-06-14``) and a
+  form body written as one line of a longer text; each value is handed over
+  with its label as its key (kinds ``pair``, ``line``, ``form``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
+import json
 import re
 import urllib.parse
 from collections.abc import Callable
@@ -242,6 +248,74 @@ def _tables(text: str) -> list[Segment]:
     return out
 
 
+#: A JSON (or Python ``repr``) string pair inside text: the key, then a double- or
+#: single-quoted value on the same line.
+_QUOTED_PAIR = re.compile(
+    r"""(?P<q>["'])(?P<k>[^"'\\\n]{1,40})(?P=q)[ \t]*:[ \t]*"""
+    r"""(?:"(?P<dv>(?:[^"\\\n]|\\.){1,300})"|'(?P<sv>[^'\\\n]{1,300})')"""
+)
+#: A line ``Label: value`` (or ``label = value``), optionally a list item: one to four
+#: words of a label, then the rest of the line.
+_LABEL_LINE = re.compile(
+    r"(?m)^[ \t]*(?:[-*•>][ \t]*)?(?P<k>[^\W\d_]+(?:[ ._\-][^\W\d_]+){0,3}\d?)[ \t]*(?::[ \t]+|=[ \t]*)"
+    r"(?P<v>[^\s][^\n]{0,200}?)[ \t\r]*$"
+)
+#: Labels whose value may hold commas (a name written ``Surname, First``, an address).
+_MANY_WORD_LABELS = frozenset(("NAME", "AUTO", "ADDRESS"))
+#: Where a one-value field written on a line ends: a comma, semicolon, bar or parenthesis.
+_NEXT_FIELD = re.compile(r"[,;|][ \t]|[ \t][(|]|[ \t]-[ \t]")
+#: A form body as one line of a text (``imie=Jan&nazwisko=Kowal``).
+_FORM_LINE = re.compile(r"(?m)^[\w.\-\[\]%+]+=[^&=\s]*(?:&[\w.\-\[\]%+]+=[^&\s]*)+$")
+
+
+def _json_pair(raw: str, key: str) -> Callable[[OnText], str]:
+    def rewrite(f: OnText) -> str:
+        try:
+            value = json.loads(f'"{raw}"')
+        except ValueError:
+            return raw
+        new = f(value, key)
+        return raw if new == value else json.dumps(new, ensure_ascii=False)[1:-1]
+
+    return rewrite
+
+
+def _fields(text: str, free: Callable[[int, int], bool]) -> list[Segment]:
+    """Labelled fields in text (see the module docstring): only labels a key rule knows."""
+    out: list[Segment] = []
+    if "\n" in text and "&" in text:
+        for m in _FORM_LINE.finditer(text):
+            if free(m.start(), m.end()):
+                out.append(Segment(m.start(), m.end(), "form", lambda f, t=m.group(): _rewrite_pairs(t, f)))
+    if ":" not in text:
+        return out
+    if '":' in text or "':" in text or '" :' in text:
+        for m in _QUOTED_PAIR.finditer(text):
+            key = m.group("k")
+            if key_label(key) is None:
+                continue
+            g = "dv" if m.group("dv") is not None else "sv"
+            s, e = m.start(g), m.end(g)
+            if not free(s, e):
+                continue
+            raw = m.group(g)
+            rewrite = _json_pair(raw, key) if g == "dv" else (lambda f, v=raw, k=key: f(v, k))
+            out.append(Segment(s, e, "pair", rewrite))
+    for m in _LABEL_LINE.finditer(text):
+        key = m.group("k")
+        label = key_label(key)
+        value = m.group("v")
+        if label is None or value.startswith("//"):
+            continue
+        if label not in _MANY_WORD_LABELS:  # "client_ip: 10.0.0.7, app v3.8": one value
+            value = _NEXT_FIELD.split(value, maxsplit=1)[0]
+        s = m.start("v")
+        e = s + len(value)
+        if free(s, e):
+            out.append(Segment(s, e, "line", lambda f, v=value, k=key: f(v, k)))
+    return out
+
+
 def segments(text: str) -> list[Segment]:
     """The encoded stretches of ``text``, not overlapping, in order."""
     out: list[Segment] = []
@@ -255,6 +329,11 @@ def segments(text: str) -> list[Segment]:
 
     def free(s: int, e: int) -> bool:
         return all(e <= a or s >= b for a, b in taken)
+
+    for seg in _fields(text, free):
+        if free(seg.start, seg.end):
+            out.append(seg)
+            taken.append((seg.start, seg.end))
 
     if "://" in text:
         for m in _URL.finditer(text):

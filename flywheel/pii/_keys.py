@@ -350,6 +350,12 @@ _OWN_NAME_KEYS = frozenset(
 )
 
 
+def own_name_key(key: str) -> bool:
+    """Whether ``key`` is a bare "name" of some language (``name``, ``nom``, ``navn``): the name
+    of whatever the record is about, not necessarily a person's (``Name: Standard plan``)."""
+    return normalise_key(key) in _OWN_NAME_KEYS
+
+
 def names_a_thing(key: str, siblings: Iterable[str]) -> bool:
     """Whether ``key`` is the own-name key of an object whose other keys say it is a thing."""
     return normalise_key(key) in _OWN_NAME_KEYS and any(
