@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from flywheel.pii import PSEUDONYM, strings_in
+from flywheel.pii import PSEUDONYM, name_forms, strings_in
 
 #: Regions a national phone number may be read in, in order of preference.
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "IT", "NL", "PT", "BE", "CH", "AT", "IE", "MX")
@@ -316,10 +316,10 @@ class Pseudonyms:
             self._by_value[key] = token
         self._add_literal(value.strip(), token)
         if label == "NAME":
+            for form in name_forms(value):  # "Ruiz" alone, "RUIZ", "ruiz", "Ruizs", "lruiz"
+                self._add_literal(form, token)
             for part in _NAME_PART.findall(value):
-                if len(part) >= 3 and part[0].isupper():
-                    for form in (part, part.upper(), part[0] + part[1:].lower()):
-                        self._add_literal(form, token)
+                if len(part) >= 3:
                     self._name_words.setdefault(part.casefold(), token)
         elif label == "ADDRESS":
             for part in _ADDRESS_PART.findall(value):

@@ -332,8 +332,10 @@ class _TraceJob:
         def on_text(decoded: str, key: str | None) -> str:
             sub = f"{path}<{kind}>"
             label = self.r.key_label(key) if key else None
-            if kind == "line" and label == "NAME" and own_name_key(key):
-                label = "AUTO"  # "Name: Standard plan" in prose: a name only when person-like
+            if kind == "line" and label == "NAME" and (own_name_key(key) or not _PERSON_LIKE.match(decoded)):
+                # "Name: Standard plan", "assignee: queue/ops, see ..." in prose: the rest of a
+                # line is a name only when person-like
+                label = "AUTO"
             elif kind in ("line", "pair") and label == "CARD":
                 label = None  # a library or loyalty "card" in prose: only what the detectors find
             if depth >= 4:

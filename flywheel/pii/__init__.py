@@ -44,7 +44,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "strings_in",
         ],
         "flywheel.pii._secrets": ["credential_shaped", "looks_random"],
-        "flywheel.pii._people": ["organisation_like", "person_like"],
+        "flywheel.pii._people": ["name_forms", "organisation_like", "person_like"],
         "flywheel.pii._ids": ["national_id_scheme"],
     },
 )

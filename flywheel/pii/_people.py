@@ -88,6 +88,44 @@ def person_like(value: str) -> bool:
     )
 
 
+_NAME_FORM_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
+
+
+def name_forms(name: str) -> tuple[str, ...]:
+    """Other ways a trace writes a person it names once: what to redact wherever it occurs.
+
+    For each word of three letters or more (a hyphenated one whole): as written,
+    in capitals and capitalised; when the word is in no language's word list (so not
+    "rose", "will", "berg"), also in lower case and with a genitive ``s`` ("Fuentealbas
+    Hund"); for a name of two words or more, the lower-case handles people make of it
+    (``catalinafuentealba``, ``cfuentealba``). Slugs and handles written with a separator
+    (``catalina.fuentealba``, ``fuentealba-c``) hold the lower-case words themselves.
+    """
+    words = _NAME_FORM_WORD.findall(name)
+    out: dict[str, None] = {}
+    parts: list[str] = []
+    for p in words:  # a double-barrelled name whole: its parts may be words of a team, a firm
+        if len(p) < 3 or p.lower() in _PARTICLES:
+            continue
+        parts.append(p)
+        cap = "-".join(x[:1].upper() + x[1:].lower() for x in p.split("-"))
+        for form in (p, p.upper(), cap):
+            out[form] = None
+        if zipf(p) == 0.0 and zipf(_fold_accents(p)) == 0.0:
+            out[p.lower()] = None
+            if p[-1].lower() not in "sxz":
+                out[cap + "s"] = None
+    handles = [p.lower() for p in parts if "-" not in p]
+    if len(handles) >= 2 and any(zipf(p) == 0.0 for p in handles):
+        # either order: "DUPONT Marie" and "Marie Dupont" are one person
+        for first, last in ((handles[0], handles[-1]), (handles[-1], handles[0])):
+            if len(first + last) >= 8:
+                out[first + last] = None
+            if zipf(last) == 0.0 and len(last) >= 5:
+                out[first[0] + last] = None
+    return tuple(out)
+
+
 #: Last words of an organisation's name (in the languages of the key rules).
 _ORG_WORDS = frozenset(
     "Group Team Support Office Service Services Center Centre University Hospital Clinic "
