@@ -309,8 +309,14 @@ def _first_name(word: str) -> bool:
     names = first_names()
     if word in names:
         return True
-    folded = _fold_accents(word)
+    folded = _fold_accents(word.translate(_UNDECOMPOSED))
     return folded != word and folded in names
+
+
+#: Letters Unicode does not decompose into a base letter and a mark (Polish ł, Nordic ø,
+#: Turkish dotless ı, Maltese ħ): folded by hand. Not đ: Vietnamese words would fold
+#: into first names ("Đơn", an order, as "Don").
+_UNDECOMPOSED = str.maketrans("łŁøØıħĦ", "lLoOihH")
 
 
 def _fold_accents(word: str) -> str:
@@ -491,20 +497,29 @@ def _upper_names(text: str) -> list[Detection]:
     for m in _UPPER_RUN.finditer(text):
         words = [w for w in (m.group("a"), m.group("b"), m.group("c")) if w]
         end = m.end()
-        if m.group("c") and not _caps_word_is_name(m.group("c")):
-            words, end = words[:2], m.end("b")  # "OKAFOR, CHIDINMA DOB": the log's next field
+        c = m.group("c")
+        if c and not _caps_word_is_name(c) and not (len(c) >= 5 and _caps_word_rare(c) and _caps_name(words)):
+            # "OKAFOR, CHIDINMA DOB": the log's next field ("AMINA HASSAN WARSAME" stays whole)
+            words, end = words[:2], m.end("b")
         if len(m.group("b")) == 2 and m.group("b").endswith("."):
             if m.group("sep").startswith(",") and len(m.group("a")) >= 5 and _caps_word_rare(m.group("a")):
                 out.append(Detection(m.start(), m.end("b"), "NAME", 0.5, "name"))
             continue
         if any(w.replace("-", "").isupper() is False for w in words):
             continue
-        named = [w for w in words if _caps_word_is_name(w)]
-        if named and all(_caps_word_is_name(w) or _caps_word_rare(w) for w in words) and any(
-            _caps_word_rare(w) for w in words
-        ):
+        if _caps_name(words):
             out.append(Detection(m.start(), end, "NAME", 0.5, "name"))
     return out
+
+
+def _caps_name(words: list[str]) -> bool:
+    """Words in capitals that make a name: a first name among them, a rare word among them,
+    each one or the other."""
+    return (
+        any(_caps_word_is_name(w) for w in words)
+        and all(_caps_word_is_name(w) or _caps_word_rare(w) for w in words)
+        and any(_caps_word_rare(w) for w in words)
+    )
 
 
 def _slug_names(text: str) -> list[Detection]:
@@ -535,10 +550,10 @@ def _slug_names(text: str) -> list[Detection]:
     return out
 
 
-#: Two or three capitalised words, one space apart (a list member).
+#: One to three capitalised words, one space apart (a list member).
 _CAP_RUN = re.compile(
     r"(?<![^\W\d_])[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]+(?:['’\-][^\W\d_]+)*"
-    r"(?:[ ][A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]+(?:['’\-][^\W\d_]+)*){1,2}(?![^\W\d_])"
+    r"(?:[ ][A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]+(?:['’\-][^\W\d_]+)*){0,2}(?![^\W\d_])"
 )
 #: What joins the members of a list: a comma or "and" in many languages, and a short remark
 #: in parentheses after a member ("June Marsh (organiser), Hope Fisher and ...").
@@ -549,10 +564,11 @@ _LIST_JOIN = re.compile(
 
 
 def _list_names(text: str, found: list[Detection]) -> list[Detection]:
-    """Members of a list of people: when at least half the members of a list of two- or
+    """Members of a list of people: when at least half the members of a list of one- to
     three-word capitalised runs are names already found, the other members are names too
-    ("June Marsh, Hope Fisher, Will Gardner and Sterling Price-Okafor"). A member holding a
-    place, company or title word stays."""
+    ("June Marsh, Hope Fisher, Will Gardner and Sterling Price-Okafor"; "Ana y Pedro Ruiz").
+    A member holding a place, company or title word stays, and a one-word member must be a
+    first name that is no frequent word."""
     starts = {d.start for d in found if d.label == "NAME"}
     runs = [m for m in _CAP_RUN.finditer(text)]
     out: list[Detection] = []
@@ -568,6 +584,8 @@ def _list_names(text: str, found: list[Detection]) -> list[Detection]:
             if m.start() in starts:
                 continue
             words = m.group().split()
+            if len(words) == 1 and not (_first_name(words[0]) and zipf(words[0]) < _FREQUENT_WORD):
+                continue  # a member of one word: a first name ("Ana y Pedro Ruiz"), no place
             if any(
                 w in _NOT_SURNAME or w in _ORG_WORDS or w in _COMPANY or w in _NOT_PERSON_HEAD
                 for w in words
@@ -621,7 +639,7 @@ def _lower_names(text: str) -> list[Detection]:
 #: capitalised word): a first name when listed and in no language's word list ("asked Ifeoma
 #: to sign", "og Sigrun tar over").
 _LONE_CAP = re.compile(
-    r"(?<=[a-zà-ÿ,;][ ])(?P<w>[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ]{3,})(?![^\W\d_])"
+    r"(?<=[a-zà-ÿ,;][ ])(?P<w>[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]{3,})(?![^\W\d_])"
     r"(?![\w\-'’@.]\w|[ ][A-ZÀ-ÖØ-Þ]|[\d_])"
 )
 
@@ -630,6 +648,8 @@ def _lone_first_names(text: str) -> list[Detection]:
     out = []
     for m in _LONE_CAP.finditer(text):
         w = m.group("w")
+        if not w[1:].islower():
+            continue
         prev = text[: m.start("w")].rstrip(" ,;").rsplit(" ", 1)[-1]
         if prev[:1].isupper():
             continue  # "Gulet Deniz", "Master Tadhg": a capitalised word before it

@@ -59,3 +59,28 @@ def test_parts_of_a_double_barrelled_name_stay_alone() -> None:
 def test_handles_only_from_a_name_with_a_rare_word() -> None:
     assert "rosebaker" not in name_forms("Rose Baker")
     assert "wendelineoyarzabal" in name_forms("Wendeline Oyarzabal")
+
+
+# -- names in capitals, members of a list, letters Unicode does not decompose -------------
+def _names(text: str) -> list[str]:
+    from flywheel.pii import shared_detector
+
+    return [text[d.start : d.end] for d in shared_detector().detect(text) if d.label == "NAME"]
+
+
+def test_three_words_in_capitals_two_first_names_then_a_rare_surname() -> None:
+    assert _names("2026-03-01;NAFISA ABDULLAHI GUTALE;0701234567;300,00") == ["NAFISA ABDULLAHI GUTALE"]
+    # the log's next field after a name stays out ("DOB" is short), capitals that are words stay
+    assert _names("OKAFOR, CHIDINMA DOB 1990") == ["OKAFOR, CHIDINMA"]
+    assert _names("ORDER SHIPPED EXPRESS;NEXT DAY") == []
+
+
+def test_a_one_word_first_name_in_a_list_with_a_found_name() -> None:
+    assert "Zdzisław" in " ".join(_names("Świadkowie: Zdzisław i Halina Wróblewska."))
+    assert "Berlin" not in " ".join(_names("Zeugen: Berlin und Greta Hubertzki"))  # a place, no first name
+
+
+def test_first_names_with_letters_that_do_not_decompose() -> None:
+    # ł, ø, ı fold by hand to the list's spelling ("Malgorzata", "Bjorn")
+    assert _names("asked Małgorzata to sign") == ["Małgorzata"]
+    assert _names("og så ringte Bjørn igjen") == ["Bjørn"]
