@@ -13,6 +13,8 @@ Usage:
                                                        # (its untuned run: holdout5.independent.txt)
     python bench/redaction_quality.py --corpus holdout6  # the sixth hand-written corpus
                                                        # (its untuned run: holdout6.independent.txt)
+    python bench/redaction_quality.py --corpus holdout7  # the seventh hand-written corpus
+                                                       # (blind; not yet run)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -417,7 +419,7 @@ def report(fig: dict[str, Any]) -> bool:
 def main() -> int:
     """Run and print; exit 1 on a missed target."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"]
+    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--parts", action="store_true",
                     help="also score each half (see part_of): tune on A's misses, check on B")

@@ -31,6 +31,7 @@ CORPORA = {
     "holdout4": "holdout4_traces",
     "holdout5": "holdout5_traces",
     "holdout6": "holdout6_traces",
+    "holdout7": "holdout7_traces",
 }
 
 
