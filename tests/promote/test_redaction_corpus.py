@@ -32,6 +32,9 @@ FROZEN_SHA256 = {
     # holdout6: the sixth independent corpus, frozen before any detector ran on it
     "holdout6.otlp.jsonl": "aae8ea0398a61ea73aa6c753068c95b84857c1cb9e29128fcaac9c57a8324a53",
     "holdout6.labels.json": "bf87593b3eb294bcad2d63c1a1804024be31904ba5423d884bebc9f241644e6d",
+    # holdout7: the seventh independent corpus, frozen before any detector ran on it
+    "holdout7.otlp.jsonl": "d9fb0e8218197c17fb774f04bec86c122a82bd373d21c48fda3ae1b7b7149c6c",
+    "holdout7.labels.json": "de904e72162e27c8902b2ea6a9dfbc7c6a6e01bf76a5a932ac4c0c68ad763e86",
 }
 
 
