@@ -550,6 +550,35 @@ def _slug_names(text: str) -> list[Detection]:
     return out
 
 
+#: The user of a home directory in a path ("/Users/ana.ruiz/", "/home/aruiz/", "C:\\Users\\ana\\").
+_HOME_DIR = re.compile(r"(?:/Users/|/home/|[\\/]Users[\\/]{1,2}|/u/)(?P<u>[^\W\d_][\w.\-]{1,40})(?![\w.\-])")
+
+
+def _home_dir_names(text: str) -> list[Detection]:
+    """The user of a home directory when the user name is made of a person's name: a first
+    name and a rare word, surname or first name ("ana.ruiz", "john-smith"), words in no word
+    list ("oluwaseun.adeyemi"), or one first name that is in no word list; service accounts
+    ("runner", "gitlab-runner", "build-agent", "ubuntu") stay."""
+    out = []
+    for m in _HOME_DIR.finditer(text):
+        parts = [p for p in re.split(r"[._\-]", m.group("u")) if p]
+        if not all(p.isalpha() for p in parts) or not 1 <= len(parts) <= 3:
+            continue
+        caps = [p.capitalize() for p in parts]
+        if len(parts) == 1:
+            ok = len(parts[0]) >= 3 and _first_name(caps[0]) and zipf(parts[0]) == 0.0
+        else:
+            firsts = [k for k, c in enumerate(caps) if len(c) >= 3 and _first_name(c)]
+            ok = any(
+                k != f and len(c) >= 2 and (zipf(c) == 0.0 or _listed_surname(c) or _first_name(c))
+                for f in firsts
+                for k, c in enumerate(caps)
+            ) or all(len(p) >= 3 and zipf(p) == 0.0 for p in parts)
+        if ok:
+            out.append(Detection(m.start("u"), m.end("u"), "NAME", 0.5, "name"))
+    return out
+
+
 #: One to three capitalised words, one space apart (a list member).
 _CAP_RUN = re.compile(
     r"(?<![^\W\d_])[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]+(?:['’\-][^\W\d_]+)*"
@@ -707,6 +736,8 @@ def _detect_base_names(text: str) -> list[Detection]:
         extra += _slug_names(text)
     if _UPPER_RUN.search(text):
         extra += _upper_names(text)
+    if "Users" in text or "/home/" in text or "/u/" in text:
+        extra += _home_dir_names(text)
     for m in _SLASH_SIGNATURE.finditer(text):
         if _first_name(m.group("n")):
             extra.append(Detection(m.start("n"), m.end("n"), "NAME", 0.5, "name"))
@@ -867,7 +898,7 @@ _LATIN_STREET = (
     r"Str\.|Bulevardul|B-dul|Aleea|Șoseaua|Soseaua|Piața|Splaiul|"
     r"Jalan|Jl\.|Jln\.|Gg\.|Lrg\.|Odos|Odós|Leoforos|Leof\.|Plateia|"
     r"Οδός|Λεωφόρος|Λεωφ\.|Πλατεία|Cra\.|Đường|Phố|Kalye|"
-    r"Bóthar|Sráid|Heol|Ffordd|Stryd"
+    r"Bóthar|Sráid|Heol|Ffordd|Stryd|Vía"
 )
 #: Lower-case words inside a Romance street name ("Calle de la Almudena", "Via dei Gelsomini").
 _STREET_PARTICLES = r"de|del|della|delle|dei|degli|di|da|do|dos|das|la|las|los|el|le|les|y|e|des|du|d'[\w]+"
@@ -956,6 +987,18 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(
         rf"\b(?:{_STREET_FIRST})[ ](?:(?:{_UPW}|{_STREET_PARTICLES})[ ]){{0,5}}{_UPW},?[ ]"
         rf"\d{{1,4}}(?:[ ]?(?:bis|ter|[a-zA-Z](?!\w)))?(?:/\d{{1,4}}[a-zA-Z]?)?{_LINE_END}"
+    ),
+    # A street with no street word ("Unter den Linden 77", "Gran Vía 28") when a postcode
+    # and a town follow its number: the postcode line says it is an address (a year is no
+    # postcode: "Meetup 3, 2026 Berlin" stays).
+    re.compile(
+        rf"\b{_UPW}(?:[ ](?:{_UPW}|{_STREET_PARTICLES}|der|den|dem)){{0,3}}[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"
+        r"(?=,?[ ](?:[A-Z]{1,2}-)?(?!(?:19|20)\d\d(?!\d))\d{4,5}[ ][A-ZÀ-Þ][^\W\d_])"
+    ),
+    # English street words in lower case as people type them ("12 baker street").
+    re.compile(
+        r"\b\d{1,5}[a-z]?[ ](?:(?!(?:of|the|a|an|on|in|to|by|for|and|or|at|off|from|down|up|along|across)[ ])"
+        r"[a-z]{2,}[ ]){1,3}(?:street|road|avenue|boulevard|lane)\b"
     ),
 )
 _SUFFIX_SHAPE = 3
