@@ -1004,6 +1004,7 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
 _SUFFIX_SHAPE = 3
 _SEPARATE_SHAPE = 7
 _NORDIC_SHAPE = 8
+_NO_STREET_WORD_SHAPE = 10  # only where no other shape found a street line
 #: One to three capitalised words right before a street word of its own ("Schönhauser ").
 _NAME_BEFORE = re.compile(rf"(?:{_UPW}[ \-]){{1,3}}\Z")
 #: Words a German/Dutch suffix shape must not take: English words in -ring ("Spring",
@@ -1049,6 +1050,9 @@ def _street_lines(text: str) -> list[tuple[int, int]]:
                 if before is None or (before.start() > 0 and text[before.start() - 1].isalnum()):
                     continue
                 start = before.start()
+            elif k == _NO_STREET_WORD_SHAPE:
+                if any(st < m.end() and start < en for st, _, en in found):
+                    continue  # "Wohnhaft Kastanienallee 19": the street word's own shape holds
             elif k == _NORDIC_SHAPE:
                 while start > 0 and text[start - 1].isalpha():
                     start -= 1
