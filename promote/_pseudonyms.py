@@ -28,6 +28,9 @@ Identities:
   value whose every word belongs to one known name (``Marie`` after ``Marie
   Dupont``) is that person. A name's words propagate as written, upper-case
   and capitalised (``DUPONT`` in a ``NOM Prénom`` field).
+- **date of birth** written with numbers: the date it names (``3/4/2010`` read day
+  first, ``2010-04-03``), and each of its numeric forms propagates (a birth date in prose
+  and the same child's row in a table);
 - **email** and everything else: whitespace-collapsed and case-folded (so a
   mailbox decoded from a URL, a query string or base64 is the bare one);
   card/SSN: digits; IBAN: upper-case without spaces.
@@ -60,7 +63,55 @@ def canonical(label: str, value: str) -> str:
         return value.replace(" ", "").upper()
     if label == "NAME":
         return " ".join(sorted(w.casefold() for w in _NAME_PART.findall(value)))
+    if label == "DOB":
+        readings = _date_readings(value)
+        if readings:
+            y, m, d = readings[0]
+            return f"{y:04d}-{m:02d}-{d:02d}"
     return " ".join(value.split()).casefold()
+
+
+_NUMERIC_DATE = re.compile(
+    r"\A(?:(?P<y>(?:19|20)\d\d)(?P<s1>[-/.])(?P<m>\d{1,2})(?P=s1)(?P<d>\d{1,2})"
+    r"|(?P<a>\d{1,2})(?P<s2>[-/.])(?P<b>\d{1,2})(?P=s2)(?P<y2>(?:19|20)\d\d))\Z"
+)
+
+
+def _date_readings(value: str) -> list[tuple[int, int, int]]:
+    """The (year, month, day) a numeric date can mean: year first is ISO order; day and
+    month first is read day first (most of the world) and, when both fit, month first too."""
+    m = _NUMERIC_DATE.match(value.strip())
+    if m is None:
+        return []
+    if m.group("y"):
+        cands = [(int(m.group("y")), int(m.group("m")), int(m.group("d")))]
+    else:
+        a, b, y = int(m.group("a")), int(m.group("b")), int(m.group("y2"))
+        cands = [(y, b, a), (y, a, b)]
+    out = []
+    for y, mo, d in cands:
+        if 1 <= mo <= 12 and 1 <= d <= 31 and (y, mo, d) not in out:
+            out.append((y, mo, d))
+    return out
+
+
+def date_forms(value: str) -> list[str]:
+    """Other ways a trace writes the same numeric date: ISO ``2010-04-03`` for each reading,
+    and the written order with each separator (``/``, ``.``, ``-``), padded or not."""
+    v = value.strip()
+    readings = _date_readings(v)
+    if not readings:
+        return []
+    out = [f"{y:04d}-{mo:02d}-{d:02d}" for y, mo, d in readings]
+    first, second, third = (int(x) for x in re.split(r"[-/.]", v))
+    if first > 31:  # year first
+        y, mo, d = readings[0]
+        out += [f"{y:04d}{s}{mo:02d}{s}{d:02d}" for s in "/."]
+    else:
+        a, b, y = first, second, third
+        for s in "/.-":
+            out += [f"{a}{s}{b}{s}{y}", f"{a:02d}{s}{b:02d}{s}{y}"]
+    return [f for f in out if f != v]
 
 
 def _main_number(value: str) -> tuple[str, bool]:
@@ -321,6 +372,9 @@ class Pseudonyms:
             for part in _NAME_PART.findall(value):
                 if len(part) >= 3:
                     self._name_words.setdefault(part.casefold(), token)
+        elif label == "DOB":
+            for form in date_forms(value):  # "3/4/2010" in prose, "2010-04-03" in a table
+                self._add_literal(form, token)
         elif label == "ADDRESS":
             for part in _ADDRESS_PART.findall(value):
                 if len(part.strip()) >= 6:

@@ -101,16 +101,29 @@ _YEAR_WORDS = (
 _Y4 = r"(?:1[89]|20)\d{2}(?!\d)"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?!\d)"
 _DAY_SUFFIX = r"(?:st|nd|rd|th|er|re|e|º|°|:e|\.)?"
+#: A case ending on a number in the agglutinative languages (Hungarian ``12-én``, ``1976-ban``,
+#: Basque ``1958ko``, ``9an``, Finnish ``12:nä``): up to three letters, after a hyphen or not.
+_CASE = r"(?:[-:]?[^\W\d_]{1,3}(?![^\W\d_]))?"
+#: Compact dates (ISO 8601 basic ``19870812``, and day first ``12081987``), valid months and days.
+_MM = r"(?:0[1-9]|1[0-2])"
+_DD = r"(?:0[1-9]|[12]\d|3[01])"
+_COMPACT = rf"(?:1[89]|20)\d\d{_MM}{_DD}(?!\d)|{_DD}{_MM}(?:1[89]|20)\d\d(?!\d)"
+#: Vietnamese writes the month as "tháng" and its number (CLDR ``vi``: ``d MMMM, y`` with
+#: MMMM = ``tháng M``), often with "năm" (year) before the year: ``14 tháng 7 năm 1992``.
+_VI_MONTH = r"th[áa]ng[ ](?:1[0-2]|0?[1-9])(?!\d),?[ ](?:n[ăa]m[ ])?"
 #: One date, in any of the forms of the module docstring (matched case-insensitively).
 _DATE = (
     rf"(?:(?:the[ ])?(?:{_ORDINAL_DAY})[ ]of[ ]{_M},?[ ](?:{_Y4}|{_YEAR_WORDS})"
     rf"|{_M}[ ](?:the[ ])?(?:{_ORDINAL_DAY}),?[ ](?:{_Y4}|{_YEAR_WORDS})"
     rf"|{_Y4}-\d{{1,2}}-\d{{1,2}}(?!\d)|{_Y4}[./][ ]?\d{{1,2}}[./][ ]?\d{{1,2}}\.?(?!\d)"
     rf"|{_DAY}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})(?!\d)"
+    rf"|(?<!\d){_COMPACT}"
+    rf"|{_DAY}-{_M}-(?:{_Y4}|\d{{2}}(?!\d))|{_DAY}/{_M}/(?:{_Y4}|\d{{2}}(?!\d))"
+    rf"|(?:ng[àa]y[ ])?{_DAY}[ ]{_VI_MONTH}{_Y4}"
     rf"|{_DAY}{_DAY_SUFFIX}[ ]?(?:de[ ]|of[ ]|d['’]|del[ ])?{_M},?[ ](?:de[ ]|del[ ])?"
     rf"(?:{_Y4}|'?\d{{2}}(?!\d)|{_YEAR_WORDS})"
     rf"|{_M}[ ]{_DAY}(?:st|nd|rd|th|\.)?,?[ ](?:{_Y4}|'\d{{2}}(?!\d))"
-    rf"|{_Y4}\.?[ ]{_M}[ ]{_DAY}\.?"
+    rf"|{_Y4}\.?{_CASE}[ ]{_M}[ ]{_DAY}(?:\.|{_CASE})"
     rf"|{_Y4}\.[ ]?\d{{1,2}}\.[ ]?\d{{1,2}}\.?"
     r")"
 )
@@ -147,6 +160,8 @@ születtem születtél szul. szuletett
 syntyneen syntymä
 doğumlu dogumlu doğum_tarihi
 naskiĝis naskiĝdato
+jaioa jaiotza jaiotze_data jaiotegun
+ngày_sinh ngay_sinh sinh_ngày sinh_ngay sinh_năm năm_sinh sinh_nam nam_sinh ngày_tháng_năm_sinh
 nasc. naiss. nac. nasc naiss dt_nasc dat._nar. dat.nar. data_nasc. gebdat. geb.-datum fødd. født.
 """.split()
 _BIRTH = "|".join(re.escape(w.replace("_", " ")) for w in sorted(set(_BIRTH_WORDS), key=len, reverse=True))
@@ -158,7 +173,8 @@ _DOB_BEFORE = re.compile(
 _AFTER_BIRTH = (
     r"geboren|born|née?|nacid[oa]|nat[oa]|nascid[oa]|urodzon[aey]|urodził[a]?|syntyi|syntynyt|"
     r"född|født|fødd|született|doğdu|doğumlu|narozen[áa]?|rođen[a]?|născut[ă]?|"
-    r"gebore|lahir|γεννήθηκε|γεννήθηκα|nascut[ăa]?|rojen[a]?|gimęs|gimusi|sündinud|fæddur|fædd"
+    r"gebore|lahir|γεννήθηκε|γεννήθηκα|nascut[ăa]?|rojen[a]?|gimęs|gimusi|sündinud|fæddur|fædd|"
+    r"jaio(?:a|tako)?|ganwyd|rugadh"
 )
 _DOB_VERB_AFTER = re.compile(
     rf"(?i)(?P<d>{_DATE})(?:[ \t,]+[^\s.;:!?\d]+){{0,3}}?[ \t,]+(?:{_AFTER_BIRTH})(?![^\W\d_])"
@@ -181,7 +197,8 @@ _YEAR_BEFORE = (
     r"gebore(?:[ ]im)?|lahir(?:[ ]tahun)?|tahun[ ]lahir|nascut[ăa]?(?:[ ]en|[ ]el|[ ]l'any)?|"
     r"n[ée]ixer[ ]l'any|nad[oa][ ]en|rojen[a]?(?:[ ]leta)?|gimęs|gimusi|dzimis|dzimusi|sündinud|"
     r"fæddur|fædd|γεννήθηκε(?:[ ]το)?|γεννημένος|γεννημένη|ganwyd(?:[ ]yn)?|rugadh[ ]i|"
-    r"lindur(?:[ ]më|[ ]ne)?|alizaliwa(?:[ ]mwaka)?|ipinanganak[ ]noong"
+    r"lindur(?:[ ]më|[ ]ne)?|alizaliwa(?:[ ]mwaka)?|ipinanganak[ ]noong|"
+    r"sinh[ ]n[ăa]m|n[ăa]m[ ]sinh|jaiotze[ ]urtea"
 )
 _YEAR_AFTER_BIRTH = re.compile(
     rf"(?i)(?<![^\W\d_])(?:{_YEAR_BEFORE})(?:(?<=\.)|(?![^\W\d_]))[ \t:,]{{0,3}}(?P<d>{_Y4})(?![\d./\-]\d)"
@@ -189,7 +206,14 @@ _YEAR_AFTER_BIRTH = re.compile(
 #: A year then a birth word: "1990 doğumlu", "1972-ben született", "1961 geboren".
 _YEAR_THEN_BIRTH = re.compile(
     rf"(?i)(?<![\d./\-])(?P<d>{_Y4})(?:['’]?(?:da|de|te|ta|ben|ban|-ben|-ban))?[ \t]+"
-    r"(?:doğumlu|dogumlu|doğdu|született|geboren|urodzon[ya]|syntynyt|född|født)(?![^\W\d_])"
+    r"(?:doğumlu|dogumlu|doğdu|született|geboren|urodzon[ya]|syntynyt|född|født|jaio)"
+    r"[^\W\d_]{0,5}(?![^\W\d_])"  # an inflection: "1990 doğumluyum" (I was born in 1990)
+)
+#: A birth verb, up to three words (no number, no sentence end), then a year: "born in
+#: Cardiff in 1964", "gebore in 1963", "nacida en Lugo en 1971".
+_YEAR_AFTER_WORDS = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_AFTER_BIRTH})(?![^\W\d_])(?:[ \t,]+[^\W\d_]+){{1,3}}?[ \t,]+"
+    rf"(?P<d>{_Y4})(?![\d./\-]\d)"
 )
 
 #: A one-letter birth abbreviation right before a date, nothing between: Nordic ``f.``
@@ -224,6 +248,8 @@ _GLUE_ONLY = re.compile(
     r"(?i)\A[ \t:,=\-()]*(?:(?:is|was|on|am|le|el|il|em|op|the|ist|war|est|es|è|é|era|den|:)[ \t:,]+){0,3}\Z"
 )
 _SENTENCE_END = re.compile(r"[.!][ \t]+[A-ZÀ-Þ]")
+#: A field name that is a birth word (or holds one: ``date of birth``, ``syntymäaika``).
+_BIRTH_FIELD = re.compile(rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:(?<=\.)|(?![^\W\d_]))")
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -232,7 +258,64 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 def _month_ok(date: str) -> bool:
     """A date written with words names a month (numeric dates have no words)."""
     words = _LETTERS.findall(date.lower())
-    return not words or any(w in MONTHS or _fold(w) in MONTHS for w in words)
+    return not words or any(_is_month(w) or _is_month(_fold(w)) for w in words)
+
+
+def _is_month(word: str) -> bool:
+    """A month name, or one with a case ending of up to four letters (Estonian ``juulil``,
+    Basque ``urriaren``, Hungarian ``decemberben``: the languages that inflect the month
+    after a date add to the name CLDR lists)."""
+    if word in MONTHS or word in _VI_WORDS:
+        return True
+    return any(word[:n] in MONTHS for n in range(max(4, len(word) - 4), len(word)))
+
+
+#: The words of the Vietnamese date form (``_VI_MONTH``): month, day and year.
+_VI_WORDS = frozenset(("tháng", "thang", "ngày", "ngay", "năm", "nam"))
+
+
+_WHOLE_DATE = re.compile(rf"(?i)\A(?:{_DATE})\Z")
+_LIST_DELIMITERS = ("\t", "|", ";", ",")
+
+
+def _column_dates(text: str) -> list[Detection]:
+    """Dates in the birth column of a list written as text: a line naming its fields with a
+    birth word among them (``name, date of birth, phone``; a CSV or markdown header), then
+    lines with as many fields, each holding a whole date in that field."""
+    out: list[Detection] = []
+    lines = text.split("\n")
+    pos = 0
+    starts = []
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln) + 1
+    i = 0
+    while i < len(lines) - 1:
+        line = lines[i].lower()
+        delim = next((d for d in _LIST_DELIMITERS if d in line), None)
+        if delim is None or not _GATE_BIRTH.search(line):
+            i += 1
+            continue
+        heads = line.split(delim)
+        col = next((k for k, h in enumerate(heads) if _BIRTH_FIELD.search(h)), None)
+        if col is None or len(heads) < 2:
+            i += 1
+            continue
+        j = i + 1
+        if delim == "|" and j < len(lines) and set(lines[j].strip()) <= set("|-: "):
+            j += 1  # a markdown table's rule
+        while j < len(lines):
+            cells = lines[j].split(delim)
+            if len(cells) != len(heads):
+                break
+            cell = cells[col]
+            core = cell.strip()
+            if _WHOLE_DATE.match(core) and _month_ok(core):
+                start = starts[j] + sum(len(c) + len(delim) for c in cells[:col]) + cell.index(core)
+                out.append(Detection(start, start + len(core), "DOB", 0.6, "dob"))
+            j += 1
+        i = j
+    return out
 
 
 def detect_birth_dates(text: str) -> list[Detection]:
@@ -252,7 +335,16 @@ def detect_birth_dates(text: str) -> list[Detection]:
             continue  # "the birthday party is planned for 12/05/2024": an event, not a birth
         if _month_ok(m.group("d")):
             out.append(Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob"))
-    for rx in (_DOB_VERB_AFTER, _DOB_AFTER, _YEAR_AFTER_BIRTH, _YEAR_THEN_BIRTH, _LETTER_BIRTH):
+    if "\n" in text:
+        out += _column_dates(text)
+    for rx in (
+        _DOB_VERB_AFTER,
+        _DOB_AFTER,
+        _YEAR_AFTER_BIRTH,
+        _YEAR_THEN_BIRTH,
+        _LETTER_BIRTH,
+        _YEAR_AFTER_WORDS,
+    ):
         out += [
             Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob")
             for m in rx.finditer(text)

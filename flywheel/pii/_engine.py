@@ -217,12 +217,12 @@ def _is_phone_shaped(text: str, start: int, end: int) -> bool:
     after = text[end] if end < len(text) else " "
     if text[start] == "+" and not before.isalnum():
         before = " "  # "+44 ..." is a phone even inside a path or a reference
-    if before.isalnum() or before in "-_/.:#" or after.isalnum() or after in "_:/":
+    if before.isalnum() or before in "-_/.:#" or after.isalnum() or after in "_/":
         return False
-    if after in ".," and text[end + 1 : end + 2].isdigit():
-        return False  # a build or version number (20250313.4), a decimal
+    if after in ".,:" and text[end + 1 : end + 2].isdigit():
+        return False  # a build or version number (20250313.4), a decimal, a time (12:30)
     number = text[start:end]
-    if _DATE_LIKE.match(number):
+    if _DATE_LIKE.match(number) or _ENDS_WITH_DATE.search(number):
         return False
     groups = number.split(".")
     if len(groups) > 1 and all(g.isdigit() for g in groups):
@@ -244,6 +244,11 @@ def _is_phone_shaped(text: str, start: int, end: int) -> bool:
 
 
 _NANP_LOCAL = re.compile(r"\A\d{3}[-. ]\d{4}\Z")
+#: A date (day, month, four-digit year) ending a number: a date range ("16.-18.1.2027").
+_ENDS_WITH_DATE = re.compile(r"(?<!\d)(?:[12]\d|3[01]|0?[1-9])([./])(?:1[0-2]|0?[1-9])\1(?:19|20)\d\d\Z")
+#: Digits in groups of four, three groups or more, with no trunk 0 or "+": the layout of
+#: card, account, meter and loyalty numbers; no national plan writes a phone this way.
+_CARD_LAYOUT = re.compile(r"\A[1-9]\d{3}(?:([ \-])\d{4})(?:\1\d{4})+(?:\1\d{1,3})?\Z")
 
 
 _WHOLE_DATE = re.compile(
@@ -286,9 +291,9 @@ def _start_ok(text: str, p: int) -> bool:
 
 def _end_ok(text: str, q: int) -> bool:
     after = text[q] if q < len(text) else " "
-    if after.isalnum() or after in "_:/":
+    if after.isalnum() or after in "_/":
         return False
-    return not (after in ".," and text[q + 1 : q + 2].isdigit())
+    return not (after in ".,:" and text[q + 1 : q + 2].isdigit())
 
 
 class WindowedPhoneRecognizer(PhoneRecognizer):
@@ -325,7 +330,7 @@ class WindowedPhoneRecognizer(PhoneRecognizer):
             if len(window) - len(window.translate(_NOT_DIGITS)) < 7:
                 continue
             ws, we = m.span()
-            if any(s <= ws and we <= e for s, e in covered):
+            if any(s <= ws and we <= e for s, e in covered) or _CARD_LAYOUT.match(window):
                 continue
             if not _window_can_hold_phone(text, ws, we):
                 continue
@@ -396,10 +401,10 @@ def build_analyzer(phone_regions: Sequence[str] = PHONE_REGIONS) -> AnalyzerEngi
         ),
         CreditCardRecognizer(),
         # Presidio's card pattern stops at 17 digits and misses the 2-series
-        # Mastercard range; this one covers 12-19 digit numbers starting 2-6.
+        # Mastercard range and Troy (9792); this one covers 12-19 digit numbers starting 2-6.
         # Luhn validation (inherited) keeps random digit runs out.
         CreditCardRecognizer(
-            patterns=[Pattern("Card 13-19 digits", r"\b[2-6]\d{3}(?:[- ]?\d){8,15}\b", 0.3)],
+            patterns=[Pattern("Card 13-19 digits", r"\b(?:[2-6]\d{3}|9792)(?:[- ]?\d){8,15}\b", 0.3)],
             name="CreditCardLongRecognizer",
         ),
         IbanRecognizer(),

@@ -22,6 +22,7 @@ from presidio_analyzer import pattern_recognizer as _pattern_module
 from presidio_analyzer.predefined_recognizers import IbanRecognizer
 from presidio_analyzer.predefined_recognizers.generic import iban_recognizer as _iban_module
 
+from flywheel.pii._company import company_number
 from flywheel.pii._engine import ENGINE_ENTITIES, SCORE_THRESHOLD, empty_artifacts, shared_analyzer
 from flywheel.pii._types import ENTITIES, Detection
 
@@ -359,8 +360,27 @@ class PatternDetector:
             return  # "NDC 0093-4155-73", "LOT 2026-11-0447", "kod CN 0805 10 20", "build=7.3.118.2"
         if entity == "PHONE_NUMBER" and _DATED_SERIAL.match(text[s:e]):
             return  # "2026-11-0447": a year and a month, then a serial
+        if entity == "EMAIL_ADDRESS" and _message_id(text, s, e):
+            return  # "<20261203.4471@mail.example>": a message's id (RFC 5322), no mailbox
+        if entity == "PHONE_NUMBER" and text[s] != "+" and company_number(text, s, e):
+            return  # "NIP spółdzielni 526-104-82-09": an organisation's number, by name and check
         if score >= SCORE_THRESHOLD:
             kept.append(Detection(s, e, ENTITY_LABELS[entity], score, "pattern"))
+
+
+#: The header fields of RFC 5322 and RFC 2045 whose value is a message or part id, not a mailbox.
+_MSG_ID_FIELD = re.compile(r"(?i)(?:message-?id|in-reply-to|references|content-id|resent-message-id)[\"']?[ \t]*[:=][^\n]*\Z")
+
+
+def _message_id(text: str, s: int, e: int) -> bool:
+    """An address in angle brackets that is a message id (RFC 5322 ``msg-id``): under a
+    message-id field, or with a local part of digit groups and no letter (a generated id)."""
+    if not (s > 0 and text[s - 1] == "<" and text[e : e + 1] == ">"):
+        return False
+    local = text[s:e].rpartition("@")[0]
+    if not any(c.isalpha() for c in local) and any(c in ".-_$=" for c in local):
+        return True  # digits in groups ("20261203.4471"); digits alone may be a mailbox (QQ)
+    return _MSG_ID_FIELD.search(text, max(0, s - 200), s - 1) is not None
 
 
 #: A code word right before a number makes it a code, not a phone or an address: lot and
@@ -379,7 +399,7 @@ _DATED_SERIAL = re.compile(r"\A(?:19|20)\d\d-(?:0[1-9]|1[0-2])-\d{3,6}\Z")
 _NOT_DIGITS = str.maketrans("", "", "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit()))
 #: Card networks by issuer prefix and length (ISO/IEC 7812 ranges as the networks publish
 #: them, with JCB's and Maestro's older ranges): Visa, Mastercard (51-55 and 2221-2720),
-#: American Express, Diners Club, Discover, JCB, UnionPay, Maestro.
+#: American Express, Diners Club, Discover, JCB, UnionPay, Maestro, Troy.
 _NETWORKS: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
     (re.compile(r"4"), (13, 16, 19)),
     (re.compile(r"5[1-5]|222[1-9]|22[3-9]\d|2[3-6]\d\d|27[01]\d|2720"), (16,)),
@@ -390,6 +410,7 @@ _NETWORKS: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
     (re.compile(r"2131|1800"), (15,)),  # JCB's older 15-digit ranges
     (re.compile(r"62|81"), tuple(range(16, 20))),
     (re.compile(r"50|5[6-9]|6|0604"), tuple(range(12, 20))),
+    (re.compile(r"9792"), (16,)),  # Troy (Türkiye)
 )
 
 
