@@ -103,6 +103,10 @@ class Detector:
             found += _people.detect_birth_dates(text)
         if "NATIONAL_ID" in labels:
             found += _people.detect_national_ids(text)
+        if "<" in text and labels & {"NATIONAL_ID", "NAME"}:
+            from flywheel.pii._mrz import detect_mrz
+
+            found += detect_mrz(text, labels)
         if not found:
             return []
         if "SECRET" in labels and "EMAIL" in labels:

@@ -39,9 +39,10 @@ STRONG: tuple[str, ...] = ("fr.nir", "it.codicefiscale", "es.dni", "es.nie")
 #: Schemes that need a context: national ids, tax, citizen and social-insurance numbers
 #: of Europe and of the countries whose people most often appear in European traces.
 #: Left out: schemes that pass more than about one short digit run in twenty (the Israeli
-#: id and the Chilean RUT pad short numbers, the Czech rodné číslo of nine digits has no
-#: check, the Canadian SIN and the Malaysian NRIC are a Luhn digit or a date only); the
-#: Chinese resident id loads a place table of half a second on its first check.
+#: id pads short numbers, the Czech rodné číslo of nine digits has no check, the Canadian
+#: SIN and the Malaysian NRIC are a Luhn digit or a date only); the Chinese resident id
+#: loads a place table of half a second on its first check. The Chilean RUT is taken only
+#: as printed, with the dash before its check character (``_DASHED``).
 WEAK: tuple[str, ...] = (
     "nl.bsn",
     "pt.nif",
@@ -78,10 +79,14 @@ WEAK: tuple[str, ...] = (
     "gb.nhs",
     "cz.rc",
     "sk.rc",
+    "cl.rut",
 )
 #: Schemes taken only in their checked length: the Czech and Slovak birth numbers of ten digits
 #: have a mod-11 check; the nine-digit ones (before 1954) check a date only.
 _MIN_COMPACT = {"cz.rc": 10, "sk.rc": 10}
+#: Schemes taken only as printed with a dash before the check character: the Chilean RUT's
+#: mod 11 passes one short number in eleven, so a bare digit run is no RUT.
+_DASHED = frozenset({"cl.rut"})
 
 
 @lru_cache(maxsize=1)
@@ -119,6 +124,8 @@ def national_id_scheme(value: str, strong_only: bool = False) -> str | None:
     for path, mod, strong in _modules():
         if (strong_only and not strong) or len(compact) < _MIN_COMPACT.get(path, 0):
             continue
+        if path in _DASHED and value.strip()[-2:-1] != "-":
+            continue
         try:
             if mod.is_valid(value):
                 return path
@@ -151,11 +158,18 @@ _STRONG_SHAPES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?<![\w\-])\d{7}[A-W][ABHTWXZ]?(?![\w\-])"), ("ie.pps",)),
     # UK National Insurance number written in its printed groups: AB 12 34 56 C
     (re.compile(r"\b[A-Z]{2}[ ]\d{2}[ ]\d{2}[ ]\d{2}[ ][A-D]\b"), ("gb.nino",)),
+    # Chilean RUT/RUN as printed: thousands dots, a dash, a check digit or K (mod 11).
+    (re.compile(r"(?<![\w.,])\d{1,2}\.\d{3}\.\d{3}-[\dkK](?![\w.\-])"), ("cl.rut",)),
 )
 
 
+@lru_cache(maxsize=1)
+def _by_path() -> dict[str, ModuleType]:
+    return {path: mod for path, mod, _ in _modules()}
+
+
 def _passes(value: str, schemes: tuple[str, ...]) -> bool:
-    mods = {path: mod for path, mod, _ in _modules()}
+    mods = _by_path()
     for path in schemes:
         if path == "gb.nino":
             if _nino("".join(c for c in value if c.isalnum())):
@@ -171,7 +185,7 @@ def _passes(value: str, schemes: tuple[str, ...]) -> bool:
 
 
 #: Every strong shape holds six digits in a row or three pairs of digits (a cheap gate).
-_STRONG_GATE = re.compile(r"\d{6}|\d\d[. ]\d\d[. ]\d\d|756\.\d{4}")
+_STRONG_GATE = re.compile(r"\d{6}|\d\d[. ]\d\d[. ]\d\d|756\.\d{4}|\d\.\d{3}\.\d{3}-")
 
 
 def find_strong_ids(text: str) -> list[tuple[int, int]]:
@@ -196,6 +210,7 @@ ID_WORDS: tuple[str, ...] = (
     "insurance number", "social security", "social insurance", "identity number",
     "identity card", "id card", "id number", "id no", "id#", "personal number", "personal id",
     "passport", "tax id", "tax number", "tax file number", "taxpayer", "tin", "aadhaar",
+    "personal code", "personal identification code", "identity code",
     "aadhar", "uid", "pan", "nhs number", "health number", "medicare", "sin",
     # de
     "steuer-id", "steuerid", "steuer-identifikationsnummer", "steueridentifikationsnummer",
@@ -282,11 +297,59 @@ _SHORT_GATE = re.compile(r"(?i)\bid[ ]?(?:card|number|no|nr|#)|\bt\.c\.|\bc\.f\.
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
+#: Schemes whose value encodes a birth date as well as check digits (or two check digits):
+#: about one random number in a hundred or fewer passes, so a bare "ID" before it is enough.
+DATED: frozenset[str] = frozenset(
+    "se.personnummer no.fodselsnummer fi.hetu ee.ik lt.asmens pl.pesel ro.cnp bg.egn "
+    "is_.kennitala be.nn lu.matricule kr.rrn cz.rc sk.rc si.emso za.idnr fr.nir "
+    "it.codicefiscale tr.tckimlik mx.curp".split()
+)
+#: "ID" as a word (``ID 8001015009087``, ``Sy ID is ...``), or compounded with a word of any
+#: language (``ID-nommer``, ``ID-Nr.``, ``id-kort``).
+_BARE_ID = re.compile(
+    r"(?<![^\W\d_])(?:ID|Id|id)(?:[\-‐][^\W\d_]{1,12}\.?)?(?![^\W\d_])[^\n\d]{0,16}?"
+    r"(?P<v>(?-i:[A-Z0-9](?:[A-Z0-9]|[ ./\-](?=[A-Z0-9])){5,24}))(?![\w])"
+)
+#: The word passport in the languages of Europe and a few more (lower case, a word start).
+PASSPORT_WORDS: tuple[str, ...] = (
+    "passport", "passeport", "pasaporte", "pasaportea", "passaporte", "passaporto",
+    "reisepass", "reisepas", "paspoort", "paszport", "paszportu", "pasaport", "pasaportu",
+    "pașaport", "pasaport", "pasaportul", "passi", "passin", "útlevél", "útlevélszám", "utlevel",
+    "putovnica", "potni list", "cestovní pas", "cestovný pas", "passnummer", "passnr",
+    "pass-nr", "passinumero", "διαβατήριο", "διαβατηρίου", "hộ chiếu", "ho chieu", "паспорт",
+    "паспорта", "paspor", "pasipoti", "pasbort", "pas nr", "passaporti", "pasaporta",
+)  # fmt: skip
+_PASSPORT_RX = "|".join(re.escape(w) for w in sorted(set(PASSPORT_WORDS), key=len, reverse=True))
+#: A passport word, a few words of glue, then a passport number: no check digit (outside the
+#: machine-readable zone), but a shape: one to three letters and six to nine digits, eight or
+#: nine digits, or eight or nine letters and digits with five digits at least (ICAO 9303
+#: gives the number nine characters).
+_PASSPORT_NEAR = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_PASSPORT_RX})(?![^\W\d_])[^\n\d]{{0,32}}?"
+    r"(?P<v>(?-i:(?<![\w\-])(?:[A-Z]{1,3}\d{6,9}[A-Z]?|\d{8,9}|(?=(?:[A-Z]*\d){5})[A-Z0-9]{8,9}))"
+    r"(?![\w\-]|[./]\d))"
+)
+_PASSPORT_GATE = re.compile(
+    "|".join(sorted({re.escape(w[:4]) for w in PASSPORT_WORDS}, key=len, reverse=True))
+)
+#: National ids with no check digit, after their own words only: the Vietnamese citizen id
+#: card (CCCD, 12 digits: a province code 001-096, a century-and-sex digit, the birth year,
+#: six digits) and the older identity card (CMND, 9 or 12 digits).
+_UNCHECKED = re.compile(
+    r"(?i)(?<![^\W\d_])(?:cccd|cmnd|căn[ ]cước(?:[ ]công[ ]dân)?|can[ ]cuoc(?:[ ]cong[ ]dan)?|"
+    r"chứng[ ]minh[ ]nhân[ ]dân|số[ ]định[ ]danh(?:[ ]cá[ ]nhân)?)(?![^\W\d_])[^\n\d]{0,20}?"
+    r"(?P<v>(?<!\d)0(?:0[1-9]|[1-8]\d|9[0-6])[0-9]\d{8}(?!\d)|(?<!\d)\d{9}(?!\d))"
+)
+
+
 def find_context_ids(text: str) -> list[tuple[int, int]]:
-    """Spans of values that pass a scheme's check (any strength) shortly after an id word."""
-    if _FIRST_WORDS.isdisjoint(_LETTERS.findall(text.lower())) and not _SHORT_GATE.search(text):
-        return []
-    out = []
+    """Spans of values that pass a scheme's check (any strength) shortly after an id word;
+    of values passing a scheme that also checks a birth date after a bare "ID"; of passport
+    numbers after a passport word; of ids with no check digit after their own word."""
+    lower = text.lower()
+    out = _more_context_ids(text, lower)
+    if _FIRST_WORDS.isdisjoint(_LETTERS.findall(lower)) and not _SHORT_GATE.search(text):
+        return out
     for m in _ID_NEAR.finditer(text):
         v = m.group("v")
         if sum(c.isdigit() for c in v) < 5:
@@ -299,3 +362,30 @@ def find_context_ids(text: str) -> list[tuple[int, int]]:
         if head != v and national_id_scheme(head):
             out.append((m.start("v"), m.start("v") + len(head)))
     return out
+
+
+def _more_context_ids(text: str, lower: str) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    if "id" in lower:
+        for m in _BARE_ID.finditer(text):
+            if _dated(m.group("v")):
+                out.append(m.span("v"))
+    if _PASSPORT_GATE.search(lower):
+        out += [m.span("v") for m in _PASSPORT_NEAR.finditer(text)]
+    if any(w in lower for w in _UNCHECKED_GATE):
+        out += [m.span("v") for m in _UNCHECKED.finditer(text)]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _dated(value: str) -> bool:
+    """Whether ``value`` passes a scheme of ``DATED`` (every one has ten characters or more,
+    six of them digits at least)."""
+    compact = "".join(c for c in value if c.isalnum())
+    if len(compact) < 10 or sum(c.isdigit() for c in compact) < 6:
+        return False
+    return _passes(value, _DATED_ORDER)
+
+
+_DATED_ORDER = tuple(sorted(DATED))
+_UNCHECKED_GATE = ("cccd", "cmnd", "căn cước", "can cuoc", "chứng minh", "định danh")

@@ -62,7 +62,11 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "correoelectronico emailadresse posteelectronique",
     PHONE="phone phonenumber telephone tel mobile mobilenumber cellphone cell fax handy "
     "telefon telefonnummer mobil festnetz telephone portable telefono movil celular fijo "
-    "cellulare fisso telemovel telefoon mobiel gsm",
+    "cellulare fisso telemovel telefoon mobiel gsm "
+    # more languages: sv/da/no, fi, pl, hu, tr, et, eu, cy, af, vi, id/ms, el
+    "mobilnummer mobiltelefon telefonnr tlf puhelin puhelinnumero matkapuhelin komorka "
+    "nrtelefonu telefonszam mobilszam ceptelefonu telefonoa mugikorra ffon rhifffon selfoon "
+    "selnommer sdt sodienthoai dienthoai didong nohp notelepon telepon nomortelepon tilefono",
     NAME="name fullname firstname lastname givenname givennames given forename forenames "
     "familyname surname middlename "
     "displayname customername contactname cardholder cardholdername accountholder "
@@ -95,7 +99,11 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "cpf "
     "bsn burgerservicenummer "
     "pesel hetu henkilotunnus fodselsnummer fnr cprnr cprnummer tckimlik tckimlikno tckn "
-    "kimlikno aadhaar aadhar rijksregisternummer personnr",
+    "kimlikno aadhaar aadhar rijksregisternummer personnr "
+    # a passport number (no check digit outside the machine-readable zone)
+    "passportno passportnr passportid numeropasaporte numpasaporte numeropasseport "
+    "numeropassaporto reisepassnummer passnummer passnr paspoortnummer numerpaszportu "
+    "pasaportno pasaportnumarasi hochieu sohochieu passinumero utlevelszam",
     IP="ip ipaddress clientip remoteaddr remoteip sourceip srcip xforwardedfor xrealip",
     DOB="dob dateofbirth birthdate birthday bday born geburtsdatum geburtstag geb gebdat gebdatum "
     "geboren datenaissance "
@@ -153,7 +161,8 @@ DEFAULT_KEY_RULES.update(
 #: Key suffix rules (the longest matching suffix wins: ``ipaddress`` beats ``address``).
 DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
     EMAIL="email emailaddress mail",
-    PHONE="phone phonenumber telephone telefon telefono",
+    PHONE="phone phonenumber telephone telefon telefono puhelin puhelinnumero dienthoai "
+    "telefonszam",
     NAME="firstname lastname fullname surname givenname familyname vorname nachname prenom "
     "nombre apellido cognome",
     IP="ipaddress",
@@ -215,7 +224,7 @@ def _id_word_keys() -> frozenset[str]:
 _BIRTH_STEMS = re.compile(
     r"birth|geburt|gebdat|naiss|nacim|nasc|nastere|nasterii|naixe|geboorte|urodz|narozen|"
     r"naroden|syntym|fodsel|fodelse|szulet|dogum|lahir|rodjen|gennis|gimim|dzimsan|sunnia|"
-    r"faeding|breith|kuzaliwa|kapanganakan|ngaysinh"
+    r"faeding|breith|kuzaliwa|kapanganakan|ngaysinh|namsinh|jaio"
 )
 
 
@@ -253,7 +262,8 @@ def derived_label(key: str) -> str | None:
 
     A key made of name-part words (``first``, ``NUME Prenume``, ``fornavn``) or ending in a
     person word (``emergency_contact``) is AUTO; an id word of prose or of a
-    ``python-stdnum`` scheme (``CNP``, ``PPS``, ``AMKA``) is CHECKED_ID; a birth stem
+    ``python-stdnum`` scheme (``CNP``, ``PPS``, ``AMKA``), alone or ending the key
+    (``invoice_nif``), is CHECKED_ID; a birth stem
     (``data_nasc``, ``tgl_lahir``) is DOB. Redaction applies it after a policy's own rules.
     """
     norm = normalise_key(key)
@@ -262,8 +272,9 @@ def derived_label(key: str) -> str | None:
         return "AUTO"
     if len(tokens) >= 2 and DEFAULT_KEY_RULES.get(tokens[-1]) in ("AUTO", "NAME"):
         return "AUTO"
-    if norm in _id_word_keys():
-        return "CHECKED_ID"
+    ids = _id_word_keys()
+    if norm in ids or (len(tokens) >= 2 and (tokens[-1] in ids or "".join(tokens[-2:]) in ids)):
+        return "CHECKED_ID"  # "CNP", "fatura_nif", "patient_nhs_number": checked digits
     if _BIRTH_STEMS.search(norm):
         return "DOB"
     return None

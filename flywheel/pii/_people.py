@@ -1145,6 +1145,8 @@ _ID_WORDS = (
 _ID_CONTEXT = re.compile(
     rf"(?i)\b(?:{_ID_WORDS})\b[^\n\d]{{0,20}}?(?P<v>(?-i:[A-Z0-9](?:[A-Z0-9]|[ ./\-](?=[A-Z0-9])){{5,24}}))"
 )
+#: A date after an id word is the document's date ("passport valid to 2031-04-01"), no id.
+_DATE_VALUE = re.compile(r"\A(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\Z")
 _DNI = re.compile(r"\b(?P<n>\d{8})-?(?P<l>[A-Z])\b")
 #: The French NIR's shape (sex, year, month, department, commune, order, key), spaced or not.
 _NIR = re.compile(r"(?<![\w.])[12378][ ]?\d{2}[ ]?\d{2}[ ]?(?:\d{2}|2[AB])[ ]?\d{3}[ ]?\d{3}[ ]?\d{2}(?![\w.])")
@@ -1158,7 +1160,7 @@ def detect_national_ids(text: str) -> list[Detection]:
     out = []
     for m in _ID_CONTEXT.finditer(text):
         v = m.group("v")
-        if sum(c.isdigit() for c in v) >= 5:
+        if sum(c.isdigit() for c in v) >= 5 and not _DATE_VALUE.match(v):
             out.append(Detection(m.start("v"), m.end("v"), "NATIONAL_ID", 0.6, "national-id"))
     for m in _DNI.finditer(text):
         if "TRWAGMYFPDXBNJZSQVHLCKE"[int(m.group("n")) % 23] == m.group("l"):

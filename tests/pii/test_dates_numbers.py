@@ -11,7 +11,10 @@ for this file (no sentence, name or value is copied from a bench corpus):
 - phones: a number before a colon (a chat log's sender), digits grouped in fours are no
   phone (cards that fail their check, meters, loyalty cards), a number ending in a date
   (a date range), an organisation's number after its scheme's name (``python-stdnum``);
-- e-mail: a message id in angle brackets is no mailbox.
+- e-mail: a message id in angle brackets is no mailbox;
+- national ids: a scheme that checks a birth date after a bare "ID", passport numbers after
+  a passport word, the Vietnamese citizen id after its word, the Chilean RUT as printed,
+  the machine-readable zone of a travel document (ICAO 9303 check digits), id keys.
 """
 
 from __future__ import annotations
@@ -158,3 +161,81 @@ def test_message_id_is_no_mailbox() -> None:
     assert _found("Message-ID: <CAJx9Lq2w@mail.example.com>", "EMAIL") == []
     assert _found("From: Ola <ola.berg@example.org>", "EMAIL") == ["ola.berg@example.org"]
     assert _found("MAIL FROM:<88213377@qq.example>", "EMAIL") == ["88213377@qq.example"]
+
+
+# -- national ids -----------------------------------------------------------------------
+
+
+def _za_id(prefix: str) -> str:
+    from stdnum.za import idnr
+
+    return next(f"{prefix}{d}" for d in range(10) if idnr.is_valid(f"{prefix}{d}"))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (f"Haar ID is {_za_id('850312512308')}, sy werk hier.", _za_id("850312512308")),
+        (f"ID-nummer {_za_id('010719081408')} op lêer", _za_id("010719081408")),
+        ("Passport number: K50219377, valid to 2031.", "K50219377"),
+        ("numéro de passeport 18CV44019 délivré à Lyon", "18CV44019"),
+        ("Reisepass Nr. C4J7X1P29 liegt vor", "C4J7X1P29"),
+        ("hộ chiếu số B2290417, còn hạn", "B2290417"),
+        ("số CCCD 036185004221 của khách", "036185004221"),
+        ("Titular RUT 12.401.977-K, cuenta corriente", "12.401.977-K"),
+        ("her personal code 39002150235 is on the form", "39002150235"),
+    ],
+)
+def test_ids_by_context_and_shape(text: str, value: str) -> None:
+    from stdnum.cl import rut
+    from stdnum.ee import ik
+
+    assert value in _found(text, "NATIONAL_ID")
+    if "RUT" in text:
+        assert rut.is_valid(value)
+    if "personal code" in text:
+        assert ik.is_valid(value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "user ID 123456782 logged in",  # passes a weak scheme (BSN) only: a bare ID is not enough
+        f"order ID {_za_id('850312512308')[:-1]}{(int(_za_id('850312512308')[-1]) + 1) % 10}",
+        "Passport photos: 2 for 12.50 EUR",
+        "passport renewal on 2027-04-01, ref 4411",
+        "Pedido 12.401.977-4 enviado",  # a RUT's shape, but its check fails
+        "Preis 1.234.567 CLP",
+        "Orden 12401977-K lista",  # a RUT needs its dots or a RUT word
+        "mã đơn 036185004221 đã giao",  # twelve digits with no CCCD word
+    ],
+)
+def test_id_look_alikes_stay(text: str) -> None:
+    assert _found(text, "NATIONAL_ID") == []
+
+
+# ICAO Doc 9303 part 4's specimen (Utopia, Anna Maria Eriksson) and part 5's TD1 card.
+_TD3 = ("P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10")
+_TD1 = ("I<UTOD231458907<<<<<<<<<<<<<<<", "7408122F1204159UTO<<<<<<<<<<<6", "ERIKSSON<<ANNA<MARIA<<<<<<<<<<")
+
+
+def test_machine_readable_zone() -> None:
+    assert _found(_TD3[1], "NATIONAL_ID") == [_TD3[1]]
+    assert _found(_TD3[0], "NAME") == ["ERIKSSON<<ANNA<MARIA"]
+    assert _found("\n".join(_TD1), "NATIONAL_ID") == [_TD1[0], _TD1[1]]
+    assert _found(_TD1[2], "NAME") == ["ERIKSSON<<ANNA<MARIA"]
+    spoiled = _TD3[1][:19] + str((int(_TD3[1][19]) + 1) % 10) + _TD3[1][20:]  # birth check off
+    assert _found(spoiled, "NATIONAL_ID") == []
+    assert _found("<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", "NATIONAL_ID") == []
+    assert _found("BUILD<<ARTIFACT<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", "NAME") == []  # 45 long
+
+
+def test_id_keys() -> None:
+    from flywheel.pii import key_label
+
+    assert key_label("passport_no") == "NATIONAL_ID" and key_label("ho_chieu") == "NATIONAL_ID"
+    assert key_label("passport_expiry") is None
+    assert key_label("invoice_nif") == "CHECKED_ID" and key_label("personal_code") == "CHECKED_ID"
+    assert key_label("setting") is None  # "tin" only as a word of the key
+    assert key_label("sdt") == "PHONE" and key_label("mobilnummer") == "PHONE"
+    assert key_label("ngay_sinh") == "DOB" and key_label("jaiotze_data") == "DOB"
