@@ -110,6 +110,9 @@ def _nino(compact: str) -> bool:
     return _NINO.match(compact.upper()) is not None
 
 
+_DATE = re.compile(r"\A(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})\Z")
+
+
 @lru_cache(maxsize=8192)
 def national_id_scheme(value: str, strong_only: bool = False) -> str | None:
     """The ``stdnum`` scheme (``"nl.bsn"``) whose check digits ``value`` passes, or None.
@@ -121,6 +124,8 @@ def national_id_scheme(value: str, strong_only: bool = False) -> str | None:
     compact = "".join(c for c in value if c.isalnum())
     if not 8 <= len(compact) <= 20 or sum(c.isdigit() for c in compact) < 5:
         return None
+    if _DATE.match(value.strip()):
+        return None  # "2024-01-07" passes the BSN's check (padded): a date is no id
     for path, mod, strong in _modules():
         if (strong_only and not strong) or len(compact) < _MIN_COMPACT.get(path, 0):
             continue

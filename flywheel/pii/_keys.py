@@ -242,6 +242,11 @@ _NAME_PARTS = frozenset(
     "ainm sloinne enw cyfenw jina hoten ten ho nombre nombres apellido apellidos nom prenom "
     "prénom nome cognome sobrenome naam voornaam achternaam vorname nachname full".split()
 )
+#: Words of a key about a document rather than its number ("passport_expiry", "dni_photo").
+_DOCUMENT_FACTS = frozenset(
+    "expiry expires expiration expire date issued issue valid validity until country type "
+    "photo image scan file url status copy front back".split()
+)
 _KEY_TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^\W\d_]+")
 
 
@@ -262,8 +267,8 @@ def derived_label(key: str) -> str | None:
 
     A key made of name-part words (``first``, ``NUME Prenume``, ``fornavn``) or ending in a
     person word (``emergency_contact``) is AUTO; an id word of prose or of a
-    ``python-stdnum`` scheme (``CNP``, ``PPS``, ``AMKA``), alone or ending the key
-    (``invoice_nif``), is CHECKED_ID; a birth stem
+    ``python-stdnum`` scheme (``CNP``, ``PPS``, ``AMKA``), alone, first or last in the key
+    (``invoice_nif``, ``pesel_matki``), is CHECKED_ID; a birth stem
     (``data_nasc``, ``tgl_lahir``) is DOB. Redaction applies it after a policy's own rules.
     """
     norm = normalise_key(key)
@@ -273,8 +278,12 @@ def derived_label(key: str) -> str | None:
     if len(tokens) >= 2 and DEFAULT_KEY_RULES.get(tokens[-1]) in ("AUTO", "NAME"):
         return "AUTO"
     ids = _id_word_keys()
-    if norm in ids or (len(tokens) >= 2 and (tokens[-1] in ids or "".join(tokens[-2:]) in ids)):
-        return "CHECKED_ID"  # "CNP", "fatura_nif", "patient_nhs_number": checked digits
+    if norm in ids or (
+        len(tokens) >= 2
+        and (tokens[-1] in ids or "".join(tokens[-2:]) in ids
+             or (tokens[0] in ids and _DOCUMENT_FACTS.isdisjoint(tokens)))
+    ):  # fmt: skip
+        return "CHECKED_ID"  # "CNP", "fatura_nif", "pesel_matki", "patient_nhs_number"
     if _BIRTH_STEMS.search(norm):
         return "DOB"
     return None

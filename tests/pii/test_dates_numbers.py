@@ -236,6 +236,16 @@ def test_id_keys() -> None:
     assert key_label("passport_no") == "NATIONAL_ID" and key_label("ho_chieu") == "NATIONAL_ID"
     assert key_label("passport_expiry") is None
     assert key_label("invoice_nif") == "CHECKED_ID" and key_label("personal_code") == "CHECKED_ID"
+    assert key_label("pesel_do_zwrotu") == "CHECKED_ID"
     assert key_label("setting") is None  # "tin" only as a word of the key
     assert key_label("sdt") == "PHONE" and key_label("mobilnummer") == "PHONE"
     assert key_label("ngay_sinh") == "DOB" and key_label("jaiotze_data") == "DOB"
+
+
+def test_a_date_is_no_id() -> None:
+    """Padded schemes (the BSN takes eight digits) pass one date in fifteen or so."""
+    from flywheel.pii import value_label
+
+    for d in ("2024-01-07", "06.01.2024", "18/01/2024"):
+        assert value_label("CHECKED_ID", d) is None
+    assert _found("BSN: 2024-01-07 (ingangsdatum)", "NATIONAL_ID") == []
