@@ -259,6 +259,13 @@ _ROLE = re.compile(
       zoon|dochter|kleinzoon|kleindochter|broer|zus|moeder|vader|opa|oma|oom|echtgeno(?:ot|te)|
       vriend(?:in)?|leraar|lerares|juf|meester|docent(?:e)?|instructeur|loodgieter|
       filh[oa]|net[oa]|irmão|irmã|mãe|pai|avó|avô|marido|espos[ao]|professor(?:a)?|
+      passengers?|employees?|pupils?|guardian|spouse|translator|interpreter|travell?er|
+      policyholder|insured|reviewer|trainee|
+      passagier(?:in)?|mitglied|mitarbeiter(?:in)?|schüler(?:in)?|bewerber(?:in)?|versicherte[r]?|
+      élève|étudiant(?:e)?|voyageur|voyageuse|adhérent(?:e)?|salarié(?:e)?|candidat(?:e)?|passag(?:er|ère)|
+      pasajer[oa]|huésped|soci[oa]|emplead[oa]|alumn[oa]|estudiante|viajer[oa]|
+      passegger[oa]|ospite|dipendente|studente|studentessa|alunn[oa]|
+      leerling|werknemer|passageiro|passageira|hóspede|funcionári[oa]|alun[oa]|
       speaking\ with|spoke\ (?:with|to)|talk(?:ed|ing)?\ to|assigned\ to|handled\ by|reported\ by|
       approved\ by|escalated\ to|forwarded\ to|
       kollegen?|kollegin|nachbarn?|nachbarin|vermieter(?:in)?|mieter(?:in)?|hausmeister(?:in)?|
@@ -668,8 +675,8 @@ def _lower_names(text: str) -> list[Detection]:
 #: capitalised word): a first name when listed and in no language's word list ("asked Ifeoma
 #: to sign", "og Sigrun tar over").
 _LONE_CAP = re.compile(
-    r"(?<=[a-zà-ÿ,;][ ])(?P<w>[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]{3,})(?![^\W\d_])"
-    r"(?![\w\-'’@.]\w|[ ][A-ZÀ-ÖØ-Þ]|[\d_])"
+    r"(?:(?<=[a-zà-ÿ,;:][ ])|(?<=[^\W\d_]{3}[.!?][ ])|(?<=\n)|\A)(?P<w>[A-ZÀ-ÖØ-ÞĀ-Ž][^\W\d_A-Z]{3,})(?![^\W\d_])"
+    r"(?![\w\-@.]\w|['’](?!s\b)\w|[ ][A-ZÀ-ÖØ-Þ]|[\d_])"
 )
 
 
@@ -679,8 +686,9 @@ def _lone_first_names(text: str) -> list[Detection]:
         w = m.group("w")
         if not w[1:].islower():
             continue
-        prev = text[: m.start("w")].rstrip(" ,;").rsplit(" ", 1)[-1]
-        if prev[:1].isupper():
+        before = text[max(0, m.start("w") - 40) : m.start("w")].rstrip(" ")
+        prev = before.rstrip(",;").rsplit(" ", 1)[-1]
+        if prev[:1].isupper() and not before.endswith((".", "!", "?", ":", "\n")):
             continue  # "Gulet Deniz", "Master Tadhg": a capitalised word before it
         if _first_name(w) and zipf(w) == 0.0 and zipf(_fold_accents(w)) == 0.0:
             out.append(Detection(m.start("w"), m.end("w"), "NAME", 0.4, "name"))

@@ -43,3 +43,51 @@ def test_home_directory_of_a_person(text: str, user: str) -> None:
 )
 def test_service_accounts_stay(text: str) -> None:
     assert _names(text) == []
+
+
+# -- a first name alone at a sentence start or before 's; people named by their role -------
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Refund sent. Wiebke confirmed it by phone.", "Wiebke"),
+        ("Ottilie asked for the invoice again", "Ottilie"),
+        ("notes:\nWiebke will bring the keys", "Wiebke"),
+        ("we still need Ottilie's signature", "Ottilie"),
+        ("Rodzice: Zdzisław, oboje z parafii", "Zdzisław"),
+    ],
+)
+def test_lone_first_name_at_a_sentence_start_or_possessive(text: str, name: str) -> None:
+    assert name in _names(text), _names(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Kubernetes rolled out. Monday starts the freeze.",
+        "the parish of św. Floriana holds the records",  # an abbreviation, not a sentence end
+        "St. Ottilien abbey shop",
+        "Grafana dashboards updated. Prometheus alerts fired.",
+    ],
+)
+def test_capitalised_sentence_starts_that_are_no_first_names(text: str) -> None:
+    assert _names(text) == [], _names(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Passport of the passenger Okwudiba found at gate 4", "Okwudiba"),
+        ("la alumna Zubiaurre llegó tarde", "Zubiaurre"),
+        ("der Mitarbeiter Quellhorst-Aue hat unterschrieben", "Quellhorst-Aue"),
+    ],
+)
+def test_people_named_by_their_role(text: str, name: str) -> None:
+    assert name in _names(text), _names(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Student Flex plan renewed", "passenger Airbus A320 delayed", "insured Allianz policy lapsed"],
+)
+def test_role_words_before_products_and_firms(text: str) -> None:
+    assert _names(text) == [], _names(text)
