@@ -687,9 +687,11 @@ def _lone_first_names(text: str) -> list[Detection]:
         if not w[1:].islower():
             continue
         before = text[max(0, m.start("w") - 40) : m.start("w")].rstrip(" ")
-        prev = before.rstrip(",;").rsplit(" ", 1)[-1]
+        prev = before.rstrip(",;").rsplit(" ", 1)[-1].lstrip("([{\"'«“‘¿¡")
         if prev[:1].isupper() and not before.endswith((".", "!", "?", ":", "\n")):
-            continue  # "Gulet Deniz", "Master Tadhg": a capitalised word before it
+            continue  # "Gulet Deniz", "(Master Tadhg": a capitalised word before it
+        if _MODEL_CODE.match(text, m.end("w")):
+            continue  # "Argo 1.3": a model
         if _first_name(w) and zipf(w) == 0.0 and zipf(_fold_accents(w)) == 0.0:
             out.append(Detection(m.start("w"), m.end("w"), "NAME", 0.4, "name"))
     return out

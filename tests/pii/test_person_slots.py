@@ -91,3 +91,14 @@ def test_people_named_by_their_role(text: str, name: str) -> None:
 )
 def test_role_words_before_products_and_firms(text: str) -> None:
     assert _names(text) == [], _names(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Claim opened on the policy (Skoda Fabia 1.0) yesterday",  # a make in parentheses first
+        "the hire car is a yellow Yaris 1.5 hybrid",  # a model code after it
+    ],
+)
+def test_car_models_named_like_people_stay(text: str) -> None:
+    assert _names(text) == [], _names(text)
