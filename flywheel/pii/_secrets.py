@@ -58,6 +58,10 @@ _EXTRA_FORMATS = re.compile(
     | \bhf_[A-Za-z0-9]{30,}
     | \bgithub_pat_[A-Za-z0-9_]{22,}
     | \b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{16,}
+    | \b(?!pk_)[a-z]{2,8}_(?:live|test)_[A-Za-z0-9]{14,}
+    | https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[^\s"'<>]+
+    | https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]+
+    | https://hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+/?
     | \bglpat-[A-Za-z0-9_\-]{20,}
     | \bdo[opr]_v1_[a-f0-9]{64,}\b
     | \bxox[abposr]-[A-Za-z0-9\-]{10,}
@@ -132,9 +136,47 @@ _PROSE_NEAR = re.compile(
     (?P<v>(?-i:(?=[^\s"'»”]*[a-zß-ÿ])(?=[^\s"'»”]*[0-9!#$%&*+?^~])[^\s"'»”]{{6,64}}))
     """
 )
+#: A password word as the head of a compound ("Certifikatlösenordet", "Routerpasswort",
+#: "WLAN-Kennwort" is a word start already): the Germanic and Nordic words, then the first
+#: password-shaped word as above.
+_PROSE_COMPOUND = re.compile(
+    r"""(?x)
+    (?<![^\W\d_])[^\W\d_]{3,30}?(?-i:lösenord|losenord|passwort|kennwort|wachtwoord|passord|
+        adgangskode|salasana|wagwoord)[^\W\d_]{0,5}(?![^\W\d_])
+    (?P<gap>[^\n.!?;]{0,48}?)[ \t:=]["'«“]?
+    (?P<v>(?=[^\s"'»”]*[a-zß-ÿ])(?=[^\s"'»”]*[0-9!#$%&*+?^~])[^\s"'»”]{6,64})
+    """
+)
+_COMPOUND_GATE = re.compile(r"(?i)lösenord|losenord|passwort|kennwort|wachtwoord|passord|adgangskode|salasana|wagwoord")
+#: A code that disarms a security system or opens a safe: an alarm, safe, key-box or
+#: lock-box code in many languages ("alarm code", "Alarmcode", "código de la alarma",
+#: "alarmako kodea", "kod do sejfu", "Tresorcode"), then a code of three digits or more (a
+#: keypad's letters A-D, ``#`` and ``*`` too), in up to three groups; a date is no such code.
+#: A door or gate code stays: it is handed to couriers and guests with the address.
+_GUARDS = (
+    r"alarm|alarme|alarma|allarme|alarmu|larm|larwm|hälytys|halytys|riaszt|alarmă|"
+    r"safe|tresor|coffre|coffre-fort|caja[ ]fuerte|cassaforte|cofre|kluis|kassaskåp|"
+    r"kassaskap|pengeskab|sejf|sejfu|széf|szef|kasa|kassakaappi|trezor|"
+    r"keybox|key[ ]box|lockbox|lock[ ]box|key[ ]safe|schlüsselsafe|schlüsselkasten|"
+    r"boîte[ ]à[ ]clés|sleutelkluis|nyckelskåp|nøkkelboks|nøglebox"
+)
+_CODES = r"code|codes|kode|kod|koodi|código|codigo|codice|cod|kód|kodu|kodas|kods|kodi|cód"
+_OPENING_CODE = re.compile(
+    rf"""(?ix)
+    (?<![^\W\d_])(?:
+        (?:{_GUARDS})[^\W\d_]{{0,6}}[ \-]?(?:{_CODES})[^\W\d_]{{0,3}}
+      | (?:{_CODES})[^\W\d_]{{0,3}}(?:[ ](?:d['’]|de|del|de[ ]la|da|do|dla|för|til|for|of|the|to|
+            für|der|des|du|la|el|di|dell['’]|della))?[ ]?(?:{_GUARDS})[^\W\d_]{{0,6}}
+    )(?![^\W\d_])[^\n\d]{{0,24}}?
+    (?P<v>(?<![\w\-])(?=(?:[ \-]?[A-D#*]?\d){{3}})[0-9A-D#*]{{2,10}}(?:[ \-][0-9#*]{{2,6}}){{0,2}})
+    (?![\w]|[.,:/\-]\d)
+    """
+)
+_DATE_VALUE = re.compile(r"\A(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})\Z")
+_OPENING_GATE = re.compile(rf"(?i){_CODES}")
 #: No password: a URL, a mailbox, a date, a host or slug in lower case ("vpn-gw-01").
 _NOT_A_PASSWORD = re.compile(
-    r"://|@[\w\-]+\.\w|\A\d{1,4}[./\-]\d|\A[a-z0-9]+(?:[\-_.][a-z0-9]+)+[.,:]?\Z"
+    r"://|\A//|@[\w\-]+\.\w|\A\d{1,4}[./\-]\d|\A[a-z0-9]+(?:[\-_.][a-z0-9]+)+[.,:]?\Z"
 )
 #: curl's ``-u USER:PASSWORD`` / ``--user USER:PASSWORD`` (basic authentication).
 _CURL_USER = re.compile(r"""(?:^|\s)(?:-u|--user)[ =]["']?[^\s:"']+:(?P<v>[^\s"']{3,})""")
@@ -148,9 +190,10 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-+/.~]{18,}[A-Za-z0-9]={0,2}")
 # Every provider format and random token has a run this long: a cheap gate before ~30 regexes.
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}")
 _HEX = re.compile(r"^(?:[0-9a-f]+|[0-9A-F]+)$")
-#: A short lower-case type word and an underscore before an id (Stripe-style ``evt_``,
-#: ``cus_``, ``req_``): providers' secret prefixes are matched by their own patterns.
-_OBJECT_ID = re.compile(r"^[a-z]{2,6}_([A-Za-z0-9]+)$")
+#: A short lower-case type word and an underscore or hyphen before an id (Stripe-style
+#: ``evt_``, ``cus_``, ``req_``; ``run-``, ``ws-`` of Terraform Cloud): providers' secret
+#: prefixes are matched by their own patterns.
+_OBJECT_ID = re.compile(r"^[a-z]{2,6}[_\-]([A-Za-z0-9]+)$")
 #: Object-type prefixes of payment providers' public object ids (Stripe's API reference: charges,
 #: payment intents and methods, customers, invoices, subscriptions, products, prices, events,
 #: refunds, balance transactions, payouts, accounts, sources, setup intents, checkout sessions,
@@ -185,7 +228,8 @@ def looks_random(token: str) -> bool:
     prefixed = _OBJECT_ID.match(core)
     if prefixed:  # "evt_3QxT8v2Kp9Zr4Wy7", "req_01JC9ZK4...": a typed object id; judge its body
         core = prefixed.group(1)
-        if prefixed.group(0).split("_", 1)[0] in _PUBLIC_OBJECT_TYPES and len(core) <= 30:
+        kind = re.split(r"[_\-]", prefixed.group(0), maxsplit=1)[0]
+        if kind in _PUBLIC_OBJECT_TYPES and len(core) <= 30:
             return False  # "ch_3PqL8x2eZvKYlo2C1a9F": a charge's id, a public reference
     if "/" in core and all(_WORDISH.match(p) for p in re.split(r"[/\-_]", core) if p):
         return False  # "2026/wk31/contract-LGS40": a path of words, numbers and codes
@@ -241,6 +285,23 @@ _PUBLIC_BEFORE = re.compile(
 _KEY_WORDS_GATE = re.compile(
     r"key|token|secret|schl|chiave|chave|sleutel|nøgle|nøkkel|nyckel|avain|klucz|kulcs|anahtar|cheie"
 )
+#: The word key (or secret, token) of many languages, then up to 32 characters of the same
+#: sentence before a value ("klucz CRC ...", "API võti (LHV Connect): ...", "salainen avain
+#: ..."). English "key" alone is no such word ("sort key", "issue key"): the key rules judge
+#: it with the word before it (``_VALUE_AFTER_WORD``).
+_KEY_NEAR = re.compile(
+    r"(?i)(?<![^\W\d_])(?:schlüssel|schluessel|clé|clef|clave|llave|chiave|chave|sleutel|nøgle|"
+    r"nogle|nøkkel|nokkel|nyckel|avain|klucz|kulcs|anahtar|cheie|klíč|klic|kľúč|ključ|kljuc|võti|"
+    r"võtme|votme|atslēga|atslega|raktas|κλειδί|gakoa|giltza|allwedd|eochair|lykill|çelës|khóa|"
+    r"kunci|ufunguo|secret|secreto|segreto|segredo|sekret|geheim|salainen|titkos|gizli|token|"
+    r"jeton|api[ _\-]?key)[^\W\d_]{0,5}(?![^\W\d_])[^\n.;!?]{0,32}\Z"
+)
+_KEY_NEAR_GATE = literal_gate(_KEY_NEAR)
+#: A value a key word a few words before makes a credential: generated key material
+#: (``credential_shaped``) or 16 hex digits and more mixing digits and letters (a shared
+#: secret or a CRC/HMAC key printed in hex).
+_VALUE_NEAR = re.compile(r"(?<![\w\-+/=.~])[A-Za-z0-9][A-Za-z0-9_\-+/=.~]{15,}")
+_SHORT_HEX = re.compile(r"\A(?=(?:[a-f]*\d){4})(?=(?:\d*[a-f]){4})[0-9a-f]{16,64}\Z|\A(?=(?:[A-F]*\d){4})(?=(?:\d*[A-F]){4})[0-9A-F]{16,64}\Z")
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
@@ -314,17 +375,33 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
             named = (" ".join(words), words[-1]) if words else ()
             if any(key_label(w) in ("SECRET", "SECRET_IF_RANDOM") for w in named):
                 add(m.start(), m.end(), 0.75)
+    if long_run and _KEY_NEAR_GATE(text, lower):
+        for m in _VALUE_NEAR.finditer(text):
+            v = m.group().rstrip(_TRAILING)
+            if (_SHORT_HEX.match(v) or credential_shaped(v)) and _KEY_NEAR.search(
+                text, max(0, m.start() - 48), m.start()
+            ):
+                add(m.start(), m.start() + len(v), 0.7)
     if "--" in text:
         for m in _FLAG.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
     if _PROSE_GATE(text, lower):
         for rx in (_PROSE, _PROSE_BARE):
             for m in rx.finditer(text):
-                add(m.start("v"), m.end("v"), 0.7)
+                if not m.group("v").startswith("//"):  # "...: https://...": a link, no password
+                    add(m.start("v"), m.end("v"), 0.7)
     if _NEAR_GATE(text, lower):
         for m in _PROSE_NEAR.finditer(text):
             if not _NOT_A_PASSWORD.search(m.group("v")):
                 add(m.start("v"), m.end("v"), 0.65)
+    if _COMPOUND_GATE.search(text):
+        for m in _PROSE_COMPOUND.finditer(text):
+            if not _NOT_A_PASSWORD.search(m.group("v")):
+                add(m.start("v"), m.end("v"), 0.65)
+    if _OPENING_GATE.search(text):
+        for m in _OPENING_CODE.finditer(text):
+            if not _DATE_VALUE.match(m.group("v")):
+                add(m.start("v"), m.end("v"), 0.7)
     if "-u" in text:
         for m in _CURL_USER.finditer(text):
             add(m.start("v"), m.end("v"), 0.85)
