@@ -317,7 +317,13 @@ def _first_name(word: str) -> bool:
     if word in names:
         return True
     folded = _fold_accents(word.translate(_UNDECOMPOSED))
-    return folded != word and folded in names
+    return folded != word and (folded in names or folded in _folded_first_names())
+
+
+@lru_cache(maxsize=1)
+def _folded_first_names() -> frozenset[str]:
+    """The list's names without their accents ("Iñigo" as "Inigo"), so "Íñigo" is found too."""
+    return frozenset(_fold_accents(n.translate(_UNDECOMPOSED)) for n in first_names())
 
 
 #: Letters Unicode does not decompose into a base letter and a mark (Polish ł, Nordic ø,
@@ -761,6 +767,15 @@ def _cue_ends_lower(text: str) -> set[int]:
     return {m.end() for rx in (_CUE, _ROLE) for m in rx.finditer(lower)}
 
 
+#: Capitalised articles: a run they start names a thing or a team ("The Billing Team").
+_ARTICLES = frozenset("The Der Die Das Het Los Las Les".split())
+#: Words of a team that signs a message ("Acme Support", "Das Service-Team" is one word).
+_TEAM_WORDS = frozenset(
+    "Team Support Service Services Office Group Department Desk Staff Crew Helpdesk "
+    "Equipo Équipe Equipe Servicio Kundenservice Kundendienst Abteilung Squadra".split()
+)
+
+
 #: Titles after which a surname may begin with a particle ("Mr Ó Dálaigh", "Herr von Berg",
 #: "Sra. de la Fuente"); after a role word a particle starts a place ("client de la Brasserie")
 #: unless a first name follows it (an article before a first name: "sa fille, la Giulia").
@@ -822,6 +837,16 @@ def _detect_names(text: str) -> list[Detection]:
                 break  # a sentence ends ("Achterhof. She"); initials ("J.") and titles go on
             gap = text[run_end:ns]
             if gap in (" ", "\u00a0") and (nw.rstrip(".!?,;:") in _NOT_SURNAME or nw in _ORG_WORDS):
+                if (
+                    j == i
+                    and s in cue_ends
+                    and _first_name(w)
+                    and _listed_surname(nw.rstrip(".!?,;:"))
+                    and not re.match(r"[ \u00a0][^\W\d_]", text[ne : ne + 2])
+                ):
+                    j += 1  # "Dear Anna Hall,", "Hi Susan Park": a first name, then a surname
+                    run_end = ne - (len(nw) - len(nw.rstrip(".!?,;:")))
+                    break
                 before_place = True  # "Austin Stack Park", "Willow Bend Stables": a place's name
                 break
             if gap not in (" ", "\u00a0") or _glued(text, ne):
@@ -837,7 +862,16 @@ def _detect_names(text: str) -> list[Detection]:
         head = w.rstrip(".").split("-")[0]
         cued = s in cue_ends
         if before_place and not cued:
-            i = j + 2
+            # "Dear Anna Hall": the cue word starts the run; read again from the cued word
+            i = i + 1 if any(words[k][0] in cue_ends for k in range(i + 1, j + 1)) else j + 2
+            continue
+        if before_place and j == i and not _first_name(head):
+            i = j + 2  # "Hi Central Park!": a place's name after a cue
+            continue
+        if w in _ARTICLES or (
+            before_place and j + 1 < len(words) and words[j + 1][2].rstrip(".,!") in _TEAM_WORDS
+        ):
+            i = j + 2  # "Best regards,\nThe Support Team", "Thanks,\nAcme Billing Team": no person
             continue
         if j > i and j + 1 < len(words) and words[j + 1][2].rstrip(".") in _COMPANY:
             i = j + 2  # "Müller Werkzeugbau GmbH": a company, not a person
@@ -881,7 +915,10 @@ def _detect_names(text: str) -> list[Detection]:
 _MAYBE_NAME = re.compile(
     r"[^\W\d_a-z][^\W\d_]+\.?[ \u00a0]+(?:[a-z]{1,3}[ ]){0,2}[^\W\d_a-z]"
     r"|(?i:\b(?:hi|hello|hey|dear|cher|chère|hola|hallo|liebe|ciao|olá|bonjour|thanks|"
-    r"regards|name|nombre|nom|i'?m|soy|sono|sou|bin|ben|by|signed|contact|call|ask)\b)"
+    r"regards|name|nombre|nom|i'?m|soy|sono|sou|bin|ben|by|signed|contact|call|ask|"
+    # the closings of ``_CLOSING`` (a name on the next line)
+    r"best|cheers|sincerely|yours|cordialement|salutations|amitiés|saludos|atentamente|abrazo|"
+    r"grüßen?|grüsse|grüssen|lg|mfg|saluti|saluto|atenciosamente|cumprimentos|abraços|groet(?:en)?)\b)"
 )
 _TITLE_BEFORE = re.compile(rf"(?-i:\b(?:{_TITLES}))\.?[ \t]+")
 

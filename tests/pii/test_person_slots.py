@@ -102,3 +102,32 @@ def test_role_words_before_products_and_firms(text: str) -> None:
 )
 def test_car_models_named_like_people_stay(text: str) -> None:
     assert _names(text) == [], _names(text)
+
+
+# -- greetings and closings -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Best,\nMarisol", "Marisol"),  # a closing the cheap gate must let through
+        ("Saludos,\nBegoña", "Begoña"),
+        ("Hola Íñigo, te confirmo la reserva.", "Íñigo"),  # listed as "Iñigo": accents folded both ways
+        ("Dear Anna Hall,\nthanks for the call", "Anna Hall"),  # a surname that heads places too
+        ("Hi Susan Park, your order shipped", "Susan Park"),
+    ],
+)
+def test_people_after_greetings_and_closings(text: str, name: str) -> None:
+    assert name in _names(text), _names(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Best regards,\nThe Support Team",
+        "Thanks,\nThe Billing Team",
+        "Regards,\nAcme Support",
+        "Hi Central Park visitors!",
+        "Visit Austin Stack Park today",
+    ],
+)
+def test_teams_and_places_after_greetings_stay(text: str) -> None:
+    assert _names(text) == [], _names(text)
