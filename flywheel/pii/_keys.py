@@ -304,14 +304,22 @@ def _label(norm: str, table: dict[str, str], suffixes: list[tuple[str, str]]) ->
 CONDITIONAL_LABELS: tuple[str, ...] = ("AUTO", "CHECKED_ID", "SECRET_IF_RANDOM")
 
 
+#: A business reference: a code in capitals, a year, a serial ("ZK-2026-0419", "INV_2025_88").
+_DATED_REFERENCE = re.compile(r"\A[A-Z]{2,6}[-_/](?:19|20)\d\d[-_/]\d{2,8}\Z")
+
+
 def value_label(label: str, value: str) -> str | None:
     """The label a key rule gives ``value``, or None when the rule does not hold.
 
     ``CHECKED_ID`` is NATIONAL_ID when a check-digit scheme accepts the value,
     ``SECRET_IF_RANDOM`` is SECRET when it is shaped like generated key material
-    (``credential_shaped``); None means: read the value as text. Any other label is
+    (``credential_shaped``); None means: read the value as text. ``SECRET`` holds for
+    any value but a dated business reference (``ORD-2026-0042`` under a ``sessionId``
+    key: a payment gateway's session is the merchant's order). Any other label is
     returned as it is.
     """
+    if label == "SECRET":
+        return None if _DATED_REFERENCE.match(value.strip()) else label
     if label == "CHECKED_ID":
         from flywheel.pii._ids import national_id_scheme
 

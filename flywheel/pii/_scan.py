@@ -123,7 +123,7 @@ class _Scan:
             for k, v in node.items():
                 self.text(str(k), path + ".<key>", depth)
                 label = key_label(str(k)) if isinstance(v, str) else None
-                if label == "SECRET_IF_RANDOM":
+                if label in ("SECRET_IF_RANDOM", "SECRET"):
                     label = value_label(label, v)
                 if (
                     isinstance(v, str)
@@ -152,7 +152,7 @@ class _Scan:
 
             def on_text(decoded: str, key: str | None, _p: str = path, _k: str = seg.kind) -> str:
                 lab = key_label(key) if key is not None else None
-                if lab == "SECRET_IF_RANDOM":
+                if lab in ("SECRET_IF_RANDOM", "SECRET"):
                     lab = value_label(lab, decoded)
                 if lab == "SECRET" and decoded.strip():
                     if not PSEUDONYM.fullmatch(decoded.strip()) and len(decoded) >= 4:

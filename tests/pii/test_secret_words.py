@@ -9,10 +9,14 @@ Written for this file (no sentence or value is copied from a bench corpus):
 - a password word as the head of a compound (Nordic, German, Dutch, Finnish);
 - codes that disarm an alarm or open a safe or key box (many languages); door codes, dates,
   postcodes, error codes and promo codes stay;
-- typed object ids with a hyphen (``run-...``) are judged by their body.
+- typed object ids with a hyphen (``run-...``) are judged by their body;
+- a dated business reference under a credential key (``sessionId``) is no secret, in
+  redaction and in the release scan alike.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -121,3 +125,17 @@ def test_typed_object_id_with_a_hyphen() -> None:
     assert _found('{"ws": "ws-8HhQ2mWcZ1xYt5Ra"}') == []
     long_body = "key-" + "q7Xz2Lm9Tp4Rk8Nv3Wc6Yb1Hs5Gd0Jf"
     assert _found(f"MAILGUN={long_body}") == [long_body]
+
+
+def test_dated_reference_under_a_session_key_is_no_secret() -> None:
+    from flywheel.pii import scan_document, value_label
+    from flywheel.promote import redact_trace
+
+    assert value_label("SECRET", "PO-2026-00417") is None
+    assert value_label("SECRET", "q8Zr-2026-0417") == "SECRET"  # not in capitals: a password
+    assert value_label("SECRET", "s3cr3t-Pass") == "SECRET"
+    doc = {"sessionId": "PO-2026-00417", "password": "Tr0ub4dor&3"}
+    out = redact_trace([{"tool_name": "pay", "input_text": json.dumps(doc)}]).steps[0].input_text
+    assert "PO-2026-00417" in out and "Tr0ub4dor&3" not in out
+    assert [f.path for f in scan_document(doc)] == ["$.password"]
+
