@@ -4,7 +4,9 @@ Why: the release rule is "no raw PII in a released eval set". A release
 cannot know the original values, so ``scan_document`` runs every detector
 over every string of a bundle -- keys too, JSON held in strings, URL query
 values, base64 and percent-encoded runs decoded -- and reports each finding
-by entity type and path, never by value. Pseudonyms (``<EMAIL_1>``) are not
+by entity type and path, never by value. Where a stricter check is cheap the
+scan is stricter than redaction: a bare digit run that passes a national id
+scheme checking a birth date is a finding without an id word (``strict-id``). Pseudonyms (``<EMAIL_1>``) are not
 findings. ``find_leaks`` checks for known values (a test knows what it
 planted), also inside JSON stored as a string, where escaping (``\\n``,
 ``\\u00e9``) would hide a plain substring search; ``find_values`` does the
@@ -25,6 +27,7 @@ from typing import Any
 
 from flywheel.pii._decode import segments
 from flywheel.pii._detector import ALL_ENTITIES, PSEUDONYM, shared_detector
+from flywheel.pii._ids import strict_ids
 from flywheel.pii._keys import key_label, value_label
 
 
@@ -162,11 +165,18 @@ class _Scan:
                 return decoded
 
             seg.rewrite(on_text)
-        for d in self.det.detect(s):
+        dets = self.det.detect(s)
+        for d in dets:
             inside = [g for g in segs if g.start <= d.start and d.end <= g.end]
             if inside and d.label != "SECRET":
                 continue  # judged on the decoded text instead
             self.found.append(Finding(path, d.label, d.rule))
+        if "NATIONAL_ID" in self.det.labels:
+            # stricter than redaction: a birth-dated id with no id word (``strict_ids``)
+            for a, b in strict_ids(s):
+                if all(b <= d.start or a >= d.end for d in dets):
+                    self.found.append(Finding(path, "NATIONAL_ID", "strict-id"))
+                    break
 
 
 def scan_document(

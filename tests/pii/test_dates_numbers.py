@@ -249,3 +249,20 @@ def test_a_date_is_no_id() -> None:
     for d in ("2024-01-07", "06.01.2024", "18/01/2024"):
         assert value_label("CHECKED_ID", d) is None
     assert _found("BSN: 2024-01-07 (ingangsdatum)", "NATIONAL_ID") == []
+
+
+def test_release_scan_is_stricter_for_birth_dated_ids() -> None:
+    """A bare personnummer (a birth date and a Luhn digit) needs an id word for redaction;
+    the release scan refuses it without one. A date-stamped serial of this year stays."""
+    from datetime import date
+
+    from stdnum.se import personnummer
+
+    from flywheel.pii import scan_document
+
+    pnr = next(f"19850614123{d}" for d in range(10) if personnummer.is_valid(f"19850614123{d}"))
+    assert _found(f"medlem {pnr} betalt", "NATIONAL_ID") == []
+    assert [f.rule for f in scan_document({"note": f"medlem {pnr} betalt"})] == ["strict-id"]
+    serial = f"{date.today().year}0301{pnr[-4:]}"
+    assert scan_document({"order": f"order {serial}"}) == []
+    assert scan_document({"n": "ref 4670318220 ok"}) == []
