@@ -108,6 +108,10 @@ _CASE = r"(?:[-:]?[^\W\d_]{1,3}(?![^\W\d_]))?"
 _MM = r"(?:0[1-9]|1[0-2])"
 _DD = r"(?:0[1-9]|[12]\d|3[01])"
 _COMPACT = rf"(?:1[89]|20)\d\d{_MM}{_DD}(?!\d)|{_DD}{_MM}(?:1[89]|20)\d\d(?!\d)"
+#: Months in Roman numerals (Polish, Czech, Croatian, Hungarian, Romanian, Italian usage:
+#: ``12.vii.1989``, ``3 XI 1975``).
+_ROMAN = r"xii|xi|x|ix|viii|vii|vi|v|iv|iii|ii|i"
+_ROMAN_WORDS = frozenset(_ROMAN.split("|"))
 #: Vietnamese writes the month as "tháng" and its number (CLDR ``vi``: ``d MMMM, y`` with
 #: MMMM = ``tháng M``), often with "năm" (year) before the year: ``14 tháng 7 năm 1992``.
 _VI_MONTH = r"th[áa]ng[ ](?:1[0-2]|0?[1-9])(?!\d),?[ ](?:n[ăa]m[ ])?"
@@ -118,6 +122,8 @@ _DATE = (
     rf"|{_Y4}-\d{{1,2}}-\d{{1,2}}(?!\d)|{_Y4}[./][ ]?\d{{1,2}}[./][ ]?\d{{1,2}}\.?(?!\d)"
     rf"|{_DAY}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})(?!\d)"
     rf"|(?<!\d){_COMPACT}"
+    rf"|{_DAY}\.[ ](?:1[0-2]|0?[1-9])\.[ ]?(?:{_Y4}|\d{{2}}(?!\d))"
+    rf"|{_DAY}\.?[ ]?(?:{_ROMAN})[.\-/ ][ ]?{_Y4}"
     rf"|{_DAY}-{_M}-(?:{_Y4}|\d{{2}}(?!\d))|{_DAY}/{_M}/(?:{_Y4}|\d{{2}}(?!\d))"
     rf"|(?:ng[àa]y[ ])?{_DAY}[ ]{_VI_MONTH}{_Y4}"
     rf"|{_DAY}{_DAY_SUFFIX}[ ]?(?:de[ ]|of[ ]|d['’]|del[ ])?{_M},?[ ](?:de[ ]|del[ ])?"
@@ -265,7 +271,7 @@ def _is_month(word: str) -> bool:
     """A month name, or one with a case ending of up to four letters (Estonian ``juulil``,
     Basque ``urriaren``, Hungarian ``decemberben``: the languages that inflect the month
     after a date add to the name CLDR lists)."""
-    if word in MONTHS or word in _VI_WORDS:
+    if word in MONTHS or word in _VI_WORDS or word in _ROMAN_WORDS:
         return True
     return any(word[:n] in MONTHS for n in range(max(4, len(word) - 4), len(word)))
 

@@ -4,7 +4,7 @@ Each mechanism has values that must be found and look-alikes that must survive, 
 for this file (no sentence, name or value is copied from a bench corpus):
 
 - dates of birth: compact dates (``19910415``), a month name between hyphens
-  (``07-Jun-1948``), month names with a case ending (Estonian, Basque, Hungarian), numbers
+  (``07-Jun-1948``), Roman-numeral months, numeric dates spaced after the dots, month names with a case ending (Estonian, Basque, Hungarian), numbers
   with a case ending, the Vietnamese ``tháng`` form, a year a few words after a birth verb,
   an inflected birth word after a year, the birth column of a list written as text;
 - one birth date written in two numeric forms in a trace gets one pseudonym;
@@ -50,6 +50,8 @@ def _found(text: str, label: str) -> list[str]:
         ("Our founder was born in Bristol in 1931.", "1931"),
         ("Hy is in Durban gebore in 1984.", "1984"),
         ("Merhaba, 1985 doğumluyum ve öğrenciyim.", "1985"),
+        ("Kierowca ur. 4.xi.1979 w Łodzi.", "4.xi.1979"),
+        ("Mitglied, geb. 7. 3. 1962 in Graz.", "7. 3. 1962"),
     ],
 )
 def test_birth_dates_in_more_forms(text: str, date: str) -> None:
@@ -65,6 +67,8 @@ def test_birth_dates_in_more_forms(text: str, date: str) -> None:
         "Born in the USA tour: moved to Leeds in 1990 and stayed.",  # the year is 4+ words on
         "Our birthday sale in 2026 starts Monday.",
         "born in Leeds, then moved to a farm near York in 1990",
+        "Lieferung am 7. 3. 2027 an Lager II.",
+        "Sitzung 4.xi.2026, Raum 2",
     ],
 )
 def test_dates_without_a_birth_stay(text: str) -> None:
