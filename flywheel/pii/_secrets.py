@@ -147,7 +147,10 @@ _PROSE_COMPOUND = re.compile(
     (?P<v>(?=[^\s"'»”]*[a-zß-ÿ])(?=[^\s"'»”]*[0-9!#$%&*+?^~])[^\s"'»”]{6,64})
     """
 )
-_COMPOUND_GATE = re.compile(r"(?i)lösenord|losenord|passwort|kennwort|wachtwoord|passord|adgangskode|salasana|wagwoord")
+_COMPOUND_HEADS = (
+    "lösenord", "losenord", "passwort", "kennwort", "wachtwoord", "passord", "adgangskode",
+    "salasana", "wagwoord",
+)  # fmt: skip
 #: A code that disarms a security system or opens a safe: an alarm, safe, key-box or
 #: lock-box code in many languages ("alarm code", "Alarmcode", "código de la alarma",
 #: "alarmako kodea", "kod do sejfu", "Tresorcode"), then a code of three digits or more (a
@@ -173,7 +176,8 @@ _OPENING_CODE = re.compile(
     """
 )
 _DATE_VALUE = re.compile(r"\A(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})\Z")
-_OPENING_GATE = re.compile(rf"(?i){_CODES}")
+#: Every word of ``_CODES`` holds one of these (lower case): a substring test per text.
+_CODE_LITERALS = ("cod", "kod", "kood", "kód", "cód")
 #: No password: a URL, a mailbox, a date, a host or slug in lower case ("vpn-gw-01").
 _NOT_A_PASSWORD = re.compile(
     r"://|\A//|@[\w\-]+\.\w|\A\d{1,4}[./\-]\d|\A[a-z0-9]+(?:[\-_.][a-z0-9]+)+[.,:]?\Z"
@@ -394,11 +398,11 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
         for m in _PROSE_NEAR.finditer(text):
             if not _NOT_A_PASSWORD.search(m.group("v")):
                 add(m.start("v"), m.end("v"), 0.65)
-    if _COMPOUND_GATE.search(text):
+    if any(w in lower for w in _COMPOUND_HEADS):
         for m in _PROSE_COMPOUND.finditer(text):
             if not _NOT_A_PASSWORD.search(m.group("v")):
                 add(m.start("v"), m.end("v"), 0.65)
-    if _OPENING_GATE.search(text):
+    if any(w in lower for w in _CODE_LITERALS):
         for m in _OPENING_CODE.finditer(text):
             if not _DATE_VALUE.match(m.group("v")):
                 add(m.start("v"), m.end("v"), 0.7)
