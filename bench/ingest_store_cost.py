@@ -94,6 +94,14 @@ VARIANTS: dict[str, dict] = {
     # merges that wait for more parts (less write amplification, more parts between merges)
     "merge-base-10": {"merge_tree": {"merge_selector_base": 10}},
     "merge-min-parts-6": {"merge_tree": {"min_parts_to_merge_at_once": 6}},
+    # ClickHouse's default granule and compressed-block sizes (10 MiB, 1 MiB) instead of the
+    # embedded engine's 1 MiB and 256 KiB (flywheel._store_chdb.ENGINE_CONFIG)
+    "clickhouse-granules": {"merge_tree": {"index_granularity_bytes": 10 << 20,
+                                           "max_compress_block_size": 1 << 20}},
+    # one of the two: granules of 2 MiB with 1 MiB blocks; 10 MiB granules with 256 KiB blocks
+    "granules-2m": {"merge_tree": {"index_granularity_bytes": 2 << 20,
+                                   "max_compress_block_size": 1 << 20}},
+    "blocks-256k": {"merge_tree": {"index_granularity_bytes": 10 << 20}},
     "insert-1-thread": {"insert": {"max_threads": 1, "max_insert_threads": 1}},
     "insert-blocks-64k": {"insert": {"min_insert_block_size_rows": 65536,
                                      "min_insert_block_size_bytes": 64 << 20}},

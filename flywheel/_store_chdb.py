@@ -50,10 +50,21 @@ UNBUILT_INDEXES = ("idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key"
 #: merge blocks: the span table's parts are a few wide Map columns, and a row-wise merge
 #: holds every column's blocks at once (measured: peak RSS under the agents
 #: workload 930 -> 741 MiB at 20,000-span inserts, the same peak as with merges stopped).
+#: Granules of at most 1 MiB (ClickHouse's default: 10 MiB, which is 8,192 spans of ~1.1 KB)
+#: and compressed blocks of at most 256 KiB (default 1 MiB): a merge reads a granule of every
+#: part it merges and holds a compressed block per column stream, and a part writer holds two
+#: buffers of the compressed block size per stream (a span part has 60 streams). Measured
+#: with ClickHouse's own accounting (system.part_log, query_log), agents workload: merging six
+#: 20,000-span parts 110 -> 29 MiB (span table) and 60 -> 16 MiB (agent_steps), a 20,000-span
+#: insert 171 -> 133 MiB. Paired bench/ingest_throughput.py runs (load 4-7): peak RSS 726-783
+#: -> 628-674 MiB at 500 spans/request, 663-733 -> 618-686 at 100 (bench/ingest_store_cost.py
+#: clickhouse-granules: the defaults again).
 ENGINE_CONFIG = """<clickhouse>
   <merge_tree>
     <vertical_merge_algorithm_min_rows_to_activate>16384</vertical_merge_algorithm_min_rows_to_activate>
     <merge_max_block_size>2048</merge_max_block_size>
+    <index_granularity_bytes>1048576</index_granularity_bytes>
+    <max_compress_block_size>262144</max_compress_block_size>
     <exclude_materialize_skip_indexes_on_merge>{x}</exclude_materialize_skip_indexes_on_merge>
   </merge_tree>
 </clickhouse>

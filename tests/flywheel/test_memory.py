@@ -70,12 +70,23 @@ def test_the_store_answers_the_same_after_giving_memory_back(store):
 
 
 def test_the_embedded_engine_merges_column_by_column(store):
-    """ENGINE_CONFIG reaches the engine (vertical merges, small merge blocks)."""
+    """ENGINE_CONFIG reaches the engine (vertical merges, small merge blocks, small granules)."""
     got = {r["name"]: r["value"] for r in store.query(
         "SELECT name, value FROM system.merge_tree_settings WHERE name IN "
-        "('merge_max_block_size', 'vertical_merge_algorithm_min_rows_to_activate')")}
+        "('merge_max_block_size', 'vertical_merge_algorithm_min_rows_to_activate', "
+        "'index_granularity_bytes', 'max_compress_block_size')")}
     assert got == {"merge_max_block_size": "2048",
-                   "vertical_merge_algorithm_min_rows_to_activate": "16384"}
+                   "vertical_merge_algorithm_min_rows_to_activate": "16384",
+                   "index_granularity_bytes": "1048576", "max_compress_block_size": "262144"}
+
+
+def test_wide_rows_make_small_granules(store):
+    """A part of ~4 KB rows is cut into granules of at most ~1 MiB, not 8,192 rows."""
+    store.command("CREATE TABLE granule_probe (k UInt64, v String) ENGINE = MergeTree ORDER BY k")
+    store.insert("granule_probe", {"k": list(range(4000)), "v": ["x" * 4000] * 4000})
+    marks = store.scalar("SELECT sum(marks) FROM system.parts WHERE active "
+                         "AND database = currentDatabase() AND table = 'granule_probe'")
+    assert marks >= 16  # 16 MB of values in granules of <= 1 MiB (+ the final mark)
 
 
 def test_the_embedded_engine_builds_only_the_span_indexes_a_read_uses(store):
