@@ -2,9 +2,10 @@
 
 Two kinds of resident memory outlive the work that needed them:
 
-- freed heap the C allocator keeps (glibc keeps what its arenas freed; chDB
-  allocates through it): ``trim_heap`` asks glibc to return it
-  (``malloc_trim``);
+- freed heap the C allocator keeps (glibc keeps what its arenas freed: Python,
+  Arrow's system pool): ``trim_heap`` asks glibc to return it
+  (``malloc_trim``); chDB allocates through its own jemalloc, which the store
+  purges itself (``ChdbStore.release_memory``);
 - pages of a large shared library that ran once (chDB's 555 MB library:
   loading it runs every static initialiser and faults in about 230 MB of
   code that a server never runs again): ``drop_library_pages`` unmaps that

@@ -60,6 +60,7 @@ def test_the_store_answers_the_same_after_giving_memory_back(store):
     resident = _library_rss_kib("/chdb/_chdb")
     released = store.release_memory()
     assert released["library_bytes"] > 0
+    assert released["engine_purged"] == 1  # chDB's own jemalloc gave its freed pages back
     assert _library_rss_kib("/chdb/_chdb") < resident / 2
     assert store.query("SELECT count() AS n, sum(length(v)) AS s, max(k) AS m FROM mem_probe") \
         == before
