@@ -27,7 +27,6 @@ from typing import Any
 
 from flywheel.pii._decode import segments
 from flywheel.pii._detector import ALL_ENTITIES, PSEUDONYM, shared_detector
-from flywheel.pii._ids import strict_ids
 from flywheel.pii._keys import key_label, value_label
 
 
@@ -171,8 +170,12 @@ class _Scan:
             if inside and d.label != "SECRET":
                 continue  # judged on the decoded text instead
             self.found.append(Finding(path, d.label, d.rule))
-        if "NATIONAL_ID" in self.det.labels:
-            # stricter than redaction: a birth-dated id with no id word (``strict_ids``)
+        if "NATIONAL_ID" in self.det.labels and sum(c.isdigit() for c in s) >= 10:
+            # stricter than redaction: a birth-dated id with no id word (``strict_ids``);
+            # imported here: the id tables load python-stdnum and wordfreq, which a server
+            # that only reads traces never needs
+            from flywheel.pii._ids import strict_ids
+
             for a, b in strict_ids(s):
                 if all(b <= d.start or a >= d.end for d in dets):
                     self.found.append(Finding(path, "NATIONAL_ID", "strict-id"))
