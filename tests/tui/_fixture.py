@@ -96,10 +96,24 @@ def reviewer_app(url: str, store: Store, reviewer: str) -> Any:
 
 
 async def settle(pilot: Any) -> None:
-    """Let every worker (API call) finish and the screen repaint."""
+    """Let every worker (API call) finish and the screen repaint.
+
+    A ``DataTable`` measures its columns on idle, and ``pilot.pause()`` waits
+    for CPU idle with a time limit: on a loaded machine it returned before the
+    queue's columns were measured (a snapshot with every column at its
+    label's width, CI at load ~4). So also wait until no table has a
+    measurement pending (at most ~2 s).
+    """
+    from textual.widgets import DataTable
+
     for _ in range(3):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+    for _ in range(100):
+        tables = pilot.app.screen.query(DataTable)
+        if not any(t._require_update_dimensions or t._new_rows for t in tables):
+            break
+        await pilot.pause(0.02)
 
 
 #: Key presses from the queue to each main screen (the payments run is row 2).
