@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -177,6 +178,8 @@ def main() -> None:
                     help="an environment variable for the server (e.g. "
                          "FLYWHEEL_INGEST__BATCH_SPANS=50000); repeatable")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep-store", action="store_true",
+                    help="keep the run's store and log directory (printed as store_dir)")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLYWHEEL_")}
     env.update(kv.split("=", 1) for kv in args.server_env)
@@ -237,8 +240,12 @@ def main() -> None:
     code = ("import sys; from flywheel import open_store; s=open_store(sys.argv[1]);"
             "print(s.scalar('SELECT count() FROM otel_traces'),"
             " s.scalar('SELECT count() - uniqExact(SpanId) FROM otel_traces'))")
-    out = subprocess.run([sys.executable, "-c", code, f"chdb://{tmp}/store"], capture_output=True,
-                         text=True, check=True).stdout.split()
+    try:
+        out = subprocess.run([sys.executable, "-c", code, f"chdb://{tmp}/store"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    finally:  # a store of 150-250 MB per run; pass --keep-store to look at it
+        if not args.keep_store:
+            shutil.rmtree(tmp, ignore_errors=True)
     stored, dupes = int(out[0]), int(out[1])
     figures = {
         "workload": f"{args.workload}: {args.clients} clients x {args.spans_per_request} "
@@ -247,6 +254,7 @@ def main() -> None:
         "machine": f"{os.cpu_count()} cores, loopback, chDB embedded store",
         "decode_workers": args.decode_workers,
         "server_env": args.server_env,
+        **({"store_dir": str(tmp)} if args.keep_store else {}),
         **load, "stored_spans": stored, "duplicate_spans": dupes,
         "verified": stored == acked and dupes == 0,
         **memory,
