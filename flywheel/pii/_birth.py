@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import gzip
 import re
-import unicodedata
 from importlib import resources
 
 from flywheel.pii._gate import literals, trie_pattern
+from flywheel.pii._lexicon import strip_marks
 from flywheel.pii._types import Detection
 
 #: Month names and abbreviations (lower case) of the languages of Europe and a few more;
@@ -70,11 +70,7 @@ def _cldr_months() -> set[str]:
     raw = resources.files("flywheel.pii").joinpath("data/month_names.txt.gz").read_bytes()
     lines = gzip.decompress(raw).decode().splitlines()
     words = {ln for ln in lines if ln and not ln.startswith("#")}
-    return words | {_fold(w) for w in words}
-
-
-def _fold(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return words | {strip_marks(w) for w in words}
 
 
 #: Every month word (lower case). The date patterns take any word where a month goes and a
@@ -264,7 +260,7 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 def _month_ok(date: str) -> bool:
     """A date written with words names a month (numeric dates have no words)."""
     words = _LETTERS.findall(date.lower())
-    return not words or any(_is_month(w) or _is_month(_fold(w)) for w in words)
+    return not words or any(_is_month(w) or _is_month(strip_marks(w)) for w in words)
 
 
 def _is_month(word: str) -> bool:

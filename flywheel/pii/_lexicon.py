@@ -46,6 +46,11 @@ def _fold(word: str) -> str:
     return unicodedata.normalize("NFC", word.strip(".'’").lower())
 
 
+def strip_marks(word: str) -> str:
+    """``word`` without its combining marks ("Íñigo" -> "Inigo", "Mäkelä" -> "Makela")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
 @lru_cache(maxsize=65536)
 def zipf(word: str) -> float:
     """The word's highest Zipf frequency in any of ``LANGUAGES`` (0 when in none's common list)."""

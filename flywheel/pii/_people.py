@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import gzip
 import re
-import unicodedata
 from functools import lru_cache
 from importlib import resources
 
 from flywheel.pii._birth import detect_birth_dates  # noqa: F401 - re-exported for callers
 from flywheel.pii._ids import find_context_ids, find_strong_ids, national_id_scheme
-from flywheel.pii._lexicon import is_common, zipf
+from flywheel.pii._lexicon import is_common, strip_marks, zipf
 from flywheel.pii._types import Detection
 
 
@@ -111,7 +110,7 @@ def name_forms(name: str) -> tuple[str, ...]:
         cap = "-".join(x[:1].upper() + x[1:].lower() for x in p.split("-"))
         for form in (p, p.upper(), cap):
             out[form] = None
-        if zipf(p) == 0.0 and zipf(_fold_accents(p)) == 0.0:
+        if zipf(p) == 0.0 and zipf(strip_marks(p)) == 0.0:
             out[p.lower()] = None
             if p[-1].lower() not in "sxz":
                 out[cap + "s"] = None
@@ -316,14 +315,14 @@ def _first_name(word: str) -> bool:
     names = first_names()
     if word in names:
         return True
-    folded = _fold_accents(word.translate(_UNDECOMPOSED))
+    folded = strip_marks(word.translate(_UNDECOMPOSED))
     return folded != word and (folded in names or folded in _folded_first_names())
 
 
 @lru_cache(maxsize=1)
 def _folded_first_names() -> frozenset[str]:
     """The list's names without their accents ("Iñigo" as "Inigo"), so "Íñigo" is found too."""
-    return frozenset(_fold_accents(n.translate(_UNDECOMPOSED)) for n in first_names())
+    return frozenset(strip_marks(n.translate(_UNDECOMPOSED)) for n in first_names())
 
 
 #: Letters Unicode does not decompose into a base letter and a mark (Polish ł, Nordic ø,
@@ -332,14 +331,10 @@ def _folded_first_names() -> frozenset[str]:
 _UNDECOMPOSED = str.maketrans("łŁøØıħĦ", "lLoOihH")
 
 
-def _fold_accents(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-
-
 def _listed_surname(word: str) -> bool:
     """A frequent surname that is also in a word list, as written or without accents."""
     listed = common_surnames()
-    return word in listed or _fold_accents(word) in listed
+    return word in listed or strip_marks(word) in listed
 
 
 def _rare(word: str) -> bool:
@@ -406,7 +401,7 @@ def _plausible_run(words: list[str], head: str, names: frozenset[str]) -> bool:
         # after a first name, an ordinary word is a surname only when it is a frequent
         # surname too ("Anna Berg", "John Young"; not "Autumn Meadow", "Grace Period")
         rest_ok = any(
-            _first_name(w) or zipf(w) == 0.0 or zipf(_fold_accents(w)) == 0.0 or _listed_surname(w)
+            _first_name(w) or zipf(w) == 0.0 or zipf(strip_marks(w)) == 0.0 or _listed_surname(w)
             for w in words[1:]
         )
         return rest_ok and (zipf(head) < _WORDY_ZIPF or any(
@@ -698,7 +693,7 @@ def _lone_first_names(text: str) -> list[Detection]:
             continue  # "Gulet Deniz", "(Master Tadhg": a capitalised word before it
         if _MODEL_CODE.match(text, m.end("w")):
             continue  # "Argo 1.3": a model
-        if _first_name(w) and zipf(w) == 0.0 and zipf(_fold_accents(w)) == 0.0:
+        if _first_name(w) and zipf(w) == 0.0 and zipf(strip_marks(w)) == 0.0:
             out.append(Detection(m.start("w"), m.end("w"), "NAME", 0.4, "name"))
     return out
 

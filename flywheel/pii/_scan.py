@@ -113,6 +113,11 @@ _PLACEHOLDERS = {"", "null", "none", "true", "false", "***", "redacted"}
 _LABEL_VALUE = re.compile(r"\A[A-Z][A-Z0-9_]*\Z")
 
 
+#: Key labels whose finding depends on the value (``value_label``): a generated-looking
+#: value under a ``...key`` field, any credential but a dated business reference.
+_VALUE_DEPENDENT = ("SECRET_IF_RANDOM", "SECRET")
+
+
 class _Scan:
     def __init__(self, entities: Iterable[str]) -> None:
         self.det = shared_detector(tuple(entities))
@@ -125,7 +130,7 @@ class _Scan:
             for k, v in node.items():
                 self.text(str(k), path + ".<key>", depth)
                 label = key_label(str(k)) if isinstance(v, str) else None
-                if label in ("SECRET_IF_RANDOM", "SECRET"):
+                if label in _VALUE_DEPENDENT:
                     label = value_label(label, v)
                 if (
                     isinstance(v, str)
@@ -154,7 +159,7 @@ class _Scan:
 
             def on_text(decoded: str, key: str | None, _p: str = path, _k: str = seg.kind) -> str:
                 lab = key_label(key) if key is not None else None
-                if lab in ("SECRET_IF_RANDOM", "SECRET"):
+                if lab in _VALUE_DEPENDENT:
                     lab = value_label(lab, decoded)
                 if lab == "SECRET" and decoded.strip():
                     if not PSEUDONYM.fullmatch(decoded.strip()) and len(decoded) >= 4:
