@@ -15,6 +15,8 @@ Usage:
                                                        # (its untuned run: holdout6.independent.txt)
     python bench/redaction_quality.py --corpus holdout7  # the seventh hand-written corpus
                                                        # (its untuned run: holdout7.independent.txt)
+    python bench/redaction_quality.py --corpus holdout8  # the eighth hand-written corpus
+                                                       # (its untuned run: holdout8.independent.txt)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -419,7 +421,10 @@ def report(fig: dict[str, Any]) -> bool:
 def main() -> int:
     """Run and print; exit 1 on a missed target."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    corpora = ["frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"]
+    corpora = [
+        "frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
+        "holdout8",
+    ]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--parts", action="store_true",
                     help="also score each half (see part_of): tune on A's misses, check on B")

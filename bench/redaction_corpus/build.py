@@ -32,6 +32,7 @@ CORPORA = {
     "holdout5": "holdout5_traces",
     "holdout6": "holdout6_traces",
     "holdout7": "holdout7_traces",
+    "holdout8": "holdout8_traces",
 }
 
 

@@ -35,6 +35,9 @@ FROZEN_SHA256 = {
     # holdout7: the seventh independent corpus, frozen before any detector ran on it
     "holdout7.otlp.jsonl": "d9fb0e8218197c17fb774f04bec86c122a82bd373d21c48fda3ae1b7b7149c6c",
     "holdout7.labels.json": "de904e72162e27c8902b2ea6a9dfbc7c6a6e01bf76a5a932ac4c0c68ad763e86",
+    # holdout8: the eighth independent corpus, frozen before any detector ran on it
+    "holdout8.otlp.jsonl": "082dd1ea0ddb7f9c1b52dd55b078b368d4c88e55f884959ddbea663b519e9dd6",
+    "holdout8.labels.json": "d1684af069c56ee058aaeeac2868ff0b61a73397b2414cc457bf272b401df3e0",
 }
 
 
