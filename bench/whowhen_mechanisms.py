@@ -32,6 +32,21 @@ Mechanisms (issue 22's suggestions, one at a time):
    whole trace (its maximum per feature and its value at the shipped model's step),
    each feature supporting its own category only, named only with evidence; against
    the frozen labels of ``bench/data/whowhen_categories.json``.
+6. **answer origin** (the error later steps inherited, read backwards from the run's
+   answer): 1 plus, per step, the share of the answer's facts (figures, names; not those
+   of the request) that first appear at that step -- in its words, or in the result of a
+   call it issued -- and whether it is the earliest such step.
+7. **speaker turns**: 1 plus whether the step is its speaker's first turn, its speaker's
+   first action, and how often its speaker speaks again.
+8. **category at the blamed step, fit where it will be read**: the shipped category
+   model refit on the features of the step the shipped model blames (not the labelled
+   step), read at the blamed step only (no mixing over steps).
+
+Diagnostics, not mechanisms: the category model read at the LABELLED step (a bound:
+what the category features say where the labels put the failure), and the
+reliability of the shipped category probability (out-of-fold: per bucket of the top
+category's probability, how many logs and how many agree; answered and agreeing at
+each abstention threshold).
 
 Agent of a chosen step: its speaker (as for the heuristics). Exit status 0: this is
 an exploration bench with no target.
@@ -176,6 +191,54 @@ def ranking_features(r: dict[str, Any], recovery: bool = False) -> Feats:
     return out
 
 
+def origin_features(r: dict[str, Any]) -> Feats:
+    """Mechanism 6: the ranking features plus where the answer's facts first appear."""
+    from flywheel.attribution._features import _facts
+    from flywheel.attribution._request import request_of
+    from flywheel.attribution._steps import actor_before
+
+    steps, out = r["steps"], ranking_features(r)
+    answer = next((i for i, f in enumerate(r["features"]) if f.get("answer")), None)
+    asked = _facts(request_of(steps))
+    facts: set[str] = set()
+    j = answer if answer is not None else -1
+    while j >= 0 and not facts:  # the answer's facts, else the last words that state any
+        facts = _facts(steps[j].own_words) - asked if steps[j].speaks else set()
+        j -= 1
+    shown = [
+        _facts(" ".join((s.said, s.input if s.index else "", s.text, s.arguments)).lower())
+        for s in steps
+    ]
+    origin: Counter[int] = Counter()
+    for fact in facts:
+        k = next((i for i, seen in enumerate(shown) if fact in seen), None)
+        if k is not None:
+            origin[k if steps[k].speaks else actor_before(steps, k)] += 1
+    total = sum(origin.values())
+    for i, d in enumerate(out):
+        d["answer_origin"] = origin[i] / total if total else 0.0
+        d["answer_origin_first"] = float(bool(origin) and i == min(origin))
+    return out
+
+
+def speaker_features(r: dict[str, Any]) -> Feats:
+    """Mechanism 7: the ranking features plus the speaker's first turn, first act, later turns."""
+    steps, out = r["steps"], ranking_features(r)
+    spoke: set[str] = set()
+    acted: set[str] = set()
+    for s, d in zip(steps, out, strict=True):
+        a = s.agent
+        d["speaker_first"] = float(s.speaks and a not in spoke)
+        d["speaker_first_act"] = float(s.speaks and s.acts and a not in acted)
+        later = sum(t.speaks and t.agent == a for t in steps[s.index + 1 :]) if s.speaks else 0
+        d["speaker_later_turns"] = min(1.0, later / 3)
+        if s.speaks:
+            spoke.add(a)
+            if s.acts:
+                acted.add(a)
+    return out
+
+
 # -- out-of-fold machinery -----------------------------------------------------------------
 def _inner_fold(r: dict[str, Any]) -> int:
     return int(hashlib.sha256(f"inner:{r['log']}".encode()).hexdigest(), 16) % ww.FOLDS
@@ -230,7 +293,9 @@ def mechanisms(recs: Sequence[dict[str, Any]], strength: float) -> dict[str, dic
 
     def argmax_of(featfn: Callable[[dict[str, Any]], Feats]) -> Callable[..., dict[str, int]]:
         def predict(train: Sequence[dict[str, Any]], test: Sequence[dict[str, Any]]) -> Any:
-            return {k: argmax_first(p) for k, p in step_probs(train, test, featfn, strength).items()}
+            return {
+                k: argmax_first(p) for k, p in step_probs(train, test, featfn, strength).items()
+            }
 
         return predict
 
@@ -238,9 +303,14 @@ def mechanisms(recs: Sequence[dict[str, Any]], strength: float) -> dict[str, dic
         inner = oof(train, _inner_fold, lambda a, b: step_probs(a, b, recov, strength))
         tau = max(
             TAUS,
-            key=lambda t: (sum(argmax_first(inner[r["log"]], t) == r["gold_step"] for r in train), t),
+            key=lambda t: (
+                sum(argmax_first(inner[r["log"]], t) == r["gold_step"] for r in train),
+                t,
+            ),
         )
-        return {k: argmax_first(p, tau) for k, p in step_probs(train, test, recov, strength).items()}
+        return {
+            k: argmax_first(p, tau) for k, p in step_probs(train, test, recov, strength).items()
+        }
 
     def gate_x(r: dict[str, Any]) -> list[float]:
         fc, ps, kind = first_code(r), r["step"], r["kind"]
@@ -273,6 +343,8 @@ def mechanisms(recs: Sequence[dict[str, Any]], strength: float) -> dict[str, dic
         "2 ranking + recovery": oof(recs, fold, argmax_of(recov)),
         "3 first irrecoverable divergence": oof(recs, fold, divergence),
         "4 gate (product | first code)": oof(recs, fold, gate),
+        "6 ranking + answer origin": oof(recs, fold, argmax_of(origin_features)),
+        "7 ranking + speaker turns": oof(recs, fold, argmax_of(speaker_features)),
     }
 
 
@@ -314,6 +386,74 @@ def category_mechanism(
     return oof(labelled, ww._fold, predict)
 
 
+def category_at_step(recs: Sequence[dict[str, Any]], cats: dict[str, str]) -> dict[str, Any]:
+    """Mechanism 8 and the labelled-step bound: the category model read at one step.
+
+    Returns ``{"8": {log: category}, "bound": {log: category}}``, out-of-fold.
+    """
+    from flywheel.attribution._model import (
+        SIGNAL_PRIOR,
+        _category_params,
+        _category_row,
+        fit_choice,
+        has_evidence,
+    )
+
+    params = _category_params()
+    nc = len(MODEL_CATEGORIES)
+    mu = [0.0] * nc + [SIGNAL_PRIOR if k.startswith("signal:") else 0.0 for _, k in params]
+
+    def at(where: str) -> Callable[..., dict[str, str]]:
+        def predict(train: Sequence[dict[str, Any]], test: Sequence[dict[str, Any]]) -> Any:
+            groups = [
+                (
+                    _category_row(r["features"][r[where]], params),
+                    MODEL_CATEGORIES.index(cats[r["log"]]),
+                )
+                for r in train
+            ]
+            theta = fit_choice(groups, mu)
+            out = {}
+            for r in test:
+                row = _category_row(r["features"][r[where]], params)
+                s = [sum(a * b for a, b in zip(x, theta, strict=True)) for x in row]
+                ok = [i for i, c in enumerate(MODEL_CATEGORIES) if has_evidence(r["features"], c)]
+                out[r["log"]] = MODEL_CATEGORIES[max(ok, key=lambda i: s[i])] if ok else "unknown"
+            return out
+
+        return predict
+
+    labelled = [r for r in recs if cats.get(r["log"]) in MODEL_CATEGORIES]
+    return {
+        "8": oof(labelled, ww._fold, at("step")),
+        "bound": oof(labelled, ww._fold, at("gold_step")),
+    }
+
+
+def reliability(lab: Sequence[dict[str, Any]], gold: Sequence[str]) -> None:
+    """The shipped category probability against the labels (out-of-fold), and abstention."""
+    buckets: dict[float, list[int]] = {}
+    for r, g in zip(lab, gold, strict=True):
+        if r["scores"]:
+            c, p = r["scores"][0]
+            b = buckets.setdefault(min(int(float(p) * 10), 9) / 10, [0, 0])
+            b[0] += 1
+            b[1] += c == g
+    print(
+        "    reliability of the top category probability (bucket: logs/agree): "
+        + ", ".join(f"{k:.1f}: {n}/{a}" for k, (n, a) in sorted(buckets.items()))
+    )
+    rows = []
+    for t in (0.0, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7):
+        ans = [
+            (r, g)
+            for r, g in zip(lab, gold, strict=True)
+            if r["scores"] and float(r["scores"][0][1]) >= t
+        ]
+        rows.append(f"{t:.2f}: {len(ans)}/{sum(r['scores'][0][0] == g for r, g in ans)}")
+    print("    answer when the top probability >= t (t: answered/agree): " + ", ".join(rows))
+
+
 # -- report --------------------------------------------------------------------------------
 def _pct(hits: Sequence[bool]) -> str:
     k, n = sum(hits), len(hits)
@@ -334,8 +474,10 @@ def report(recs: Sequence[dict[str, Any]], steps: dict[str, dict[str, int]]) -> 
 
     base_a = [r["agent"] == r["gold_agent"] for r in recs]
     base_s = [r["step"] == r["gold_step"] for r in recs]
-    print(f"    {'method':<36} {'agent hits % [Wilson 95]':<28} {'step hits % [Wilson 95]':<28}"
-          " vs shipped (agent; step)")
+    print(
+        f"    {'method':<36} {'agent hits % [Wilson 95]':<28} {'step hits % [Wilson 95]':<28}"
+        " vs shipped (agent; step)"
+    )
     print(f"    {'shipped model (out-of-fold)':<36} {_pct(base_a):<28} {_pct(base_s):<28}")
     k0 = Counter(ww._first_acting(r["history"], r["steps"]) for r in recs).most_common(1)[0][0]
     heur: dict[str, list[tuple[str, int]]] = {}
@@ -399,6 +541,12 @@ def main() -> None:
             f"5 trace-level {_pct(mine)} ({_p(shipped, mine)}); always '{mode}' "
             f"{_pct([g == mode for g in gold])}"
         )
+        at = category_at_step(recs, cats)
+        for name, key in (("8 at the blamed step", "8"), ("bound: at the LABELLED step", "bound")):
+            hits = [at[key][r["log"]] == g for r, g in zip(lab, gold, strict=True)]
+            dist = Counter(at[key][r["log"]] for r in lab).most_common(3)
+            print(f"    category {name}: {_pct(hits)} ({_p(shipped, hits)}); top answers {dist}")
+        reliability(lab, gold)
     print(f"\n{time.perf_counter() - t0:.1f} s")
 
 
