@@ -62,8 +62,16 @@ UNBUILT_INDEXES = ("idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key"
 #: insert 171 -> 133 MiB. Paired bench/ingest_throughput.py runs (load 4-7): peak RSS 726-783
 #: -> 628-674 MiB at 500 spans/request, 663-733 -> 618-686 at 100 (bench/ingest_store_cost.py
 #: clickhouse-granules: the defaults again).
+#: Parts are compact (one data file and one marks file) below 64 MiB uncompressed, which an
+#: insert of ``batch_spans`` (20,000 spans: 22 MiB of spans, 15 of agent steps) stays under,
+#: and wide from there (ClickHouse's default: from 10 MiB), so merged parts are still written
+#: column by column. A wide span part is ~130 files and a steps part ~100: creating them was
+#: about 30 % of the insert threads' CPU under load, in the kernel (ext4 inode allocation
+#: passing recently deleted inodes; perf on a served store, agents workload). Compact: 13 and 11 files; the insert's CPU
+#: 0.79x, merges of compact parts 1.10x (bench/ingest_store_cost.py --steady, compact-inserts).
 ENGINE_CONFIG = """<clickhouse>
   <merge_tree>
+    <min_bytes_for_wide_part>67108864</min_bytes_for_wide_part>
     <vertical_merge_algorithm_min_rows_to_activate>16384</vertical_merge_algorithm_min_rows_to_activate>
     <merge_max_block_size>2048</merge_max_block_size>
     <index_granularity_bytes>1048576</index_granularity_bytes>

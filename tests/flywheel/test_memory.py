@@ -75,8 +75,8 @@ def test_the_embedded_engine_merges_column_by_column(store):
     got = {r["name"]: r["value"] for r in store.query(
         "SELECT name, value FROM system.merge_tree_settings WHERE name IN "
         "('merge_max_block_size', 'vertical_merge_algorithm_min_rows_to_activate', "
-        "'index_granularity_bytes', 'max_compress_block_size')")}
-    assert got == {"merge_max_block_size": "2048",
+        "'index_granularity_bytes', 'max_compress_block_size', 'min_bytes_for_wide_part')")}
+    assert got == {"merge_max_block_size": "2048", "min_bytes_for_wide_part": "67108864",
                    "vertical_merge_algorithm_min_rows_to_activate": "16384",
                    "index_granularity_bytes": "1048576", "max_compress_block_size": "262144"}
 
@@ -88,6 +88,9 @@ def test_wide_rows_make_small_granules(store):
     marks = store.scalar("SELECT sum(marks) FROM system.parts WHERE active "
                          "AND database = currentDatabase() AND table = 'granule_probe'")
     assert marks >= 16  # 16 MB of values in granules of <= 1 MiB (+ the final mark)
+    # and the part is compact (two files, not two per column): wide only from 64 MiB
+    assert store.scalar("SELECT part_type FROM system.parts WHERE active "
+                        "AND database = currentDatabase() AND table = 'granule_probe'") == "Compact"
 
 
 def test_the_embedded_engine_builds_only_the_span_indexes_a_read_uses(store):
