@@ -156,13 +156,18 @@ def haystack(node: Any, depth: int = 0) -> list[str]:
 
 
 def leaked(planted: dict[str, Any], texts: str) -> bool:
-    """Any part of the planted value in the joined texts (names: whole words only)."""
+    """Any part of the planted value in the joined texts (names: whole words only; a part
+    made of digits alone: not inside a longer run of letters and digits, where a year or a
+    postcode turns up by chance in a SHA-256 or an id the pipeline wrote)."""
     for part in planted["parts"]:
         if planted["type"] == "EMAIL":
             if part.casefold() in texts.casefold():
                 return True
         elif planted["type"] in ("NAME", "ADDRESS"):
             if re.search(rf"(?<!\w){re.escape(part)}(?!\w)", texts):
+                return True
+        elif part.isdigit():
+            if re.search(rf"(?<![0-9A-Za-z]){part}(?![0-9A-Za-z])", texts):
                 return True
         elif part in texts:
             return True

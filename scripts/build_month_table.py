@@ -7,7 +7,8 @@ someone thought of, CLDR covers every language with a locale. Babel (BSD) ships
 CLDR's data; it is a dev-time dependency only: ``pip install babel`` then run
 this script. Kept: the wide and abbreviated month names, in the format
 (genitive in the Slavic and Baltic languages) and stand-alone contexts, of
-every base locale, lower-cased, without a trailing dot, in Latin, Greek or
+every base locale, and the wide names of regional locales (Austrian German writes
+``Jänner``; their abbreviations add words like ``das`` and ``par``), lower-cased, without a trailing dot, in Latin, Greek or
 Cyrillic letters, three letters or more. The data's source is written in the
 file's first line.
 """
@@ -29,11 +30,9 @@ def main() -> None:
 
     words: set[str] = set()
     for ident in localedata.locale_identifiers():
-        if "_" in ident:
-            continue
         loc = Locale.parse(ident)
         for ctx in ("format", "stand-alone"):
-            for width in ("wide", "abbreviated"):
+            for width in ("wide", "abbreviated") if "_" not in ident else ("wide",):
                 try:
                     names = loc.months[ctx][width].values()
                 except KeyError:
@@ -43,7 +42,7 @@ def main() -> None:
                     if len(w) >= 3 and _WORD.fullmatch(w) and all(ord(c) < 0x530 for c in w):
                         words.add(w)
     header = (
-        f"# month names of every base locale of CLDR via Babel {babel.__version__} (BSD), "
+        f"# month names of every locale of CLDR (regional: wide names) via Babel {babel.__version__} (BSD), "
         "lower case\n"
     )
     with gzip.GzipFile(OUT, "wb", mtime=0) as out:

@@ -20,10 +20,14 @@ rules apply) to a callback, and encodes the callback's answer the same way:
   as its key, so ``dob`` applies to a bare ``1983-06-14`` in a CSV row as it
   does under a JSON key;
 - labelled fields written in text, whose label a default key rule knows: a JSON or
-  Python pair pasted into prose (``Scan: {"surname": "OKAFOR", ...}``), a line
+  Python pair pasted into prose (``Scan: {"surname": "OKAFOR", ...}``), a bare key
+  and a quoted value as code writes objects (``{nom: "Santoni"}``, ``email='a@b.fr'``), a line
   ``Label: value`` (``Nachname: Okafor``, ``- date of birth: 1983-06-14``) and a
   form body written as one line of a longer text; each value is handed over
-  with its label as its key (kinds ``pair``, ``line``, ``form``).
+  with its label as its key (kinds ``pair``, ``line``, ``form``);
+- HTML character references, quoted-printable bodies, vCard and iCalendar
+  properties, read first (``flywheel.pii._markup``; kinds ``html``, ``qp``,
+  ``vcard``).
 """
 
 from __future__ import annotations
@@ -35,28 +39,16 @@ import json
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from flywheel.pii._keys import key_label
-
-#: ``on_text(decoded, key)`` returns the (possibly redacted) decoded text.
-OnText = Callable[[str, "str | None"], str]
+from flywheel.pii._markup import content_lines, html_references, quoted_printable
+from flywheel.pii._types import OnText, Segment
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,15}://[^\s\"'<>`\\]+")
 _FORM = re.compile(r"\A[\w.\-\[\]%+]+=[^&=\s]*(?:&[\w.\-\[\]%+]+=[^&\s]*)+\Z")
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{16,}={0,2}(?![A-Za-z0-9+/=_\-])")
 _PCT = re.compile(r"[\w.\-+~]*(?:%[0-9A-Fa-f]{2}[\w.\-+~]*)+")
 _SAFE = "<>_-.~@"
-
-
-@dataclass(frozen=True)
-class Segment:
-    """An encoded stretch ``text[start:end]`` and how to rewrite it."""
-
-    start: int
-    end: int
-    kind: str
-    rewrite: Callable[[OnText], str]
 
 
 def _quote(text: str, plus: bool) -> str:
@@ -155,7 +147,9 @@ def _rewrite_pct(run: str, on_text: OnText) -> str:
 
 #: A header cell: a short field name (letters first, at most four words).
 _HEADER_CELL = re.compile(r"\A[ ]*[^\W\d][\w.()/#\-]*(?:[ ][\w.()/#\-]+){0,3}[ ]*\Z")
-_MD_RULE = re.compile(r"\A[ ]*\|?[ ]*:?-{3,}:?[ ]*(?:\|[ ]*:?-{3,}:?[ ]*)*\|?[ ]*\Z")
+#: A rule line under (or around) a header: markdown ``|---|:--:|``, psql ``----+----``,
+#: MySQL ``+----+----+``.
+_MD_RULE = re.compile(r"\A[ ]*[|+]?[ ]*:?-{3,}:?[ ]*(?:[|+][ ]*:?-{3,}:?[ ]*)*[|+]?[ ]*\Z")
 _DELIMITERS = ("|", "\t", ";", ",")
 
 
@@ -163,9 +157,9 @@ def _cells(line: str, delim: str) -> list[str] | None:
     """The cells of one table line (quoted CSV cells unquoted), or None when it is no row."""
     if delim == "|":
         core = line.strip()
-        if not (core.startswith("|") and core.endswith("|")) or len(core) < 2:
-            return None
-        return core[1:-1].split("|")
+        if core.startswith("|") and core.endswith("|") and len(core) >= 2:
+            return core[1:-1].split("|")  # markdown, MySQL client
+        return core.split("|") if " | " in core else None  # psql, sqlite, hand-written
     if '"' in line:
         try:
             return next(csv.reader([line], delimiter=delim))
@@ -185,7 +179,10 @@ def _rewrite_row(line: str, delim: str, headers: list[str], on_text: OnText) -> 
         return line
     if delim == "|":
         lead = line[: len(line) - len(line.lstrip())]
-        return f"{lead}|{'|'.join(new)}|"
+        core = line.strip()
+        if core.startswith("|") and core.endswith("|") and len(core) >= 2:
+            return f"{lead}|{'|'.join(new)}|"
+        return lead + "|".join(new)
     if '"' in line:
         out: list[str] = []
         csv.writer(_ListWriter(out), delimiter=delim, lineterminator="").writerow(new)
@@ -254,6 +251,14 @@ _QUOTED_PAIR = re.compile(
     r"""(?P<q>["'])(?P<k>[^"'\\\n]{1,40})(?P=q)[ \t]*:[ \t]*"""
     r"""(?:"(?P<dv>(?:[^"\\\n]|\\.){1,300})"|'(?P<sv>[^'\\\n]{1,300})')"""
 )
+#: A bare key and a quoted value, as code and its logs write objects: a PHP or JavaScript
+#: object (``{nom: "Santoni"}``), keyword arguments (``Client(email='a@b.fr')``), a Ruby
+#: hash (``name => "x"``), an HTML attribute. Not the end of a longer word or a dotted path.
+_BARE_PAIR = re.compile(
+    r"""(?<![\w"'.\-])(?P<k>[A-Za-z_][A-Za-z0-9_]{0,39})[ \t]*(?::|=>|=)[ \t]*"""
+    r"""(?:"(?P<dv>(?:[^"\\\n]|\\.){1,300})"|'(?P<sv>[^'\\\n]{1,300})')"""
+)
+_BARE_PAIR_HINT = re.compile(r"""\w[ \t]*(?::|=>|=)[ \t]*["']""")
 #: A line ``Label: value`` (or ``label = value``), optionally a list item: one to four
 #: words of a label, then the rest of the line.
 _LABEL_LINE = re.compile(
@@ -287,10 +292,13 @@ def _fields(text: str, free: Callable[[int, int], bool]) -> list[Segment]:
         for m in _FORM_LINE.finditer(text):
             if free(m.start(), m.end()):
                 out.append(Segment(m.start(), m.end(), "form", lambda f, t=m.group(): _rewrite_pairs(t, f)))
-    if ":" not in text:
-        return out
+    pairs = []
     if '":' in text or "':" in text or '" :' in text:
-        for m in _QUOTED_PAIR.finditer(text):
+        pairs.append(_QUOTED_PAIR)
+    if _BARE_PAIR_HINT.search(text):
+        pairs.append(_BARE_PAIR)
+    for rx in pairs:
+        for m in rx.finditer(text):
             key = m.group("k")
             if key_label(key) is None:
                 continue
@@ -301,6 +309,8 @@ def _fields(text: str, free: Callable[[int, int], bool]) -> list[Segment]:
             raw = m.group(g)
             rewrite = _json_pair(raw, key) if g == "dv" else (lambda f, v=raw, k=key: f(v, k))
             out.append(Segment(s, e, "pair", rewrite))
+    if ":" not in text:
+        return out
     for m in _LABEL_LINE.finditer(text):
         key = m.group("k")
         label = key_label(key)
@@ -322,10 +332,17 @@ def segments(text: str) -> list[Segment]:
     if _FORM.match(text):
         return [Segment(0, len(text), "form", lambda f: _rewrite_pairs(text, f))]
     taken: list[tuple[int, int]] = []
+    # Formats with their own syntax first: what they hold is read decoded (flywheel.pii._markup).
+    for reader in (content_lines, quoted_printable, html_references):
+        for seg in reader(text):
+            if all(seg.end <= a or seg.start >= b for a, b in taken):
+                out.append(seg)
+                taken.append((seg.start, seg.end))
     if "\n" in text:
         for seg in _tables(text):
-            out.append(seg)
-            taken.append((seg.start, seg.end))
+            if all(seg.end <= a or seg.start >= b for a, b in taken):
+                out.append(seg)
+                taken.append((seg.start, seg.end))
 
     def free(s: int, e: int) -> bool:
         return all(e <= a or s >= b for a, b in taken)

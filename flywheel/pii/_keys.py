@@ -134,12 +134,12 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "driver consignee shipper courier skipper captain crew nurse pharmacist prescriber doctor "
     "physician dentist vet veterinarian technician adjuster inspector witness guardian parent "
     "child spouse reviewer translator interpreter caller operator agent handler groomer "
-    "applicant candidate traveller traveler insured policyholder "
+    "applicant candidate traveller traveler insured policyholder midwife caregiver carer "
     "kunde kundin patientin passagier gast mitglied mitarbeiter mitarbeiterin mieter mieterin "
-    "fahrer fahrerin schueler schuelerin bewerber bewerberin versicherter "
-    "locataire eleve etudiant etudiante voyageur adherent salarie candidat candidate "
+    "fahrer fahrerin schueler schuelerin bewerber bewerberin versicherter hebamme "
+    "locataire eleve etudiant etudiante voyageur adherent salarie candidat candidate sagefemme "
     "paciente pasajero pasajera huesped socio socia empleado empleada inquilino inquilina "
-    "alumno alumna conductor conductora "
+    "alumno alumna conductor conductora matrona "
     "cliente paziente passeggero ospite dipendente inquilino studente alunno autista "
     "klant patient passagier huurder leerling werknemer bestuurder "
     "passageiro hospede funcionario inquilino aluno aluna motorista",
@@ -157,6 +157,8 @@ DEFAULT_KEY_RULES.update(
         "cpr kimlik"
     )
 )
+#: An Azure shared access signature's ``sig``: a credential when it looks generated.
+DEFAULT_KEY_RULES.update(_rules(SECRET_IF_RANDOM="sig"))
 
 #: Key suffix rules (the longest matching suffix wins: ``ipaddress`` beats ``address``).
 DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
@@ -177,7 +179,10 @@ DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
     # any other "...key" (licenseKey, subscription_key, routing_key, integrationKey) and the
     # word key of other languages: a key when the value looks generated, else a name or id
     SECRET_IF_RANDOM="key schluessel cle chave chiave sleutel nogle nokkel nyckel avain "
-    "klucz kulcs anahtar cheie klic kljuc",
+    "klucz kulcs anahtar cheie klic kljuc "
+    # a signed URL's signature is its credential while it lasts (AWS SigV4 X-Amz-Signature,
+    # Google Cloud Storage X-Goog-Signature, CloudFront Signature)
+    "signature",
 )
 #: Keys ending in a key word that name no credential: a public key, a de-duplication,
 #: idempotency, sort, partition, cache or issue key.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Policy entity name -> the label used in pseudonyms, reports and findings.
@@ -52,3 +53,17 @@ def longest_first(found: list[Detection]) -> list[Detection]:
             chosen.append(det)
     chosen.sort(key=lambda d: d.start)
     return chosen
+
+
+#: ``on_text(decoded, key)`` returns the (possibly redacted) decoded text.
+OnText = Callable[[str, "str | None"], str]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """An encoded stretch ``text[start:end]`` and how to rewrite it (``flywheel.pii._decode``)."""
+
+    start: int
+    end: int
+    kind: str
+    rewrite: Callable[[OnText], str]
