@@ -46,6 +46,7 @@ from flywheel.pii import (
     person_like,
     segments,
     suffix_applies,
+    thing_key,
     value_label,
 )
 from flywheel.pii import shared_detector as _shared_detector
@@ -267,6 +268,9 @@ class _TraceJob:
                     child_label = None  # {"name": "Canela", "breed": ...}: a dog's name, read as text
                 if child_label == "SECRET_IF_RANDOM" and label is not None:
                     child_label = None  # {"mail": {"mailgun_key": ...}}: the object's label holds
+                if child_label is None and label == "AUTO" and thing_key(k):
+                    out[nk] = self._node(v, child, None, depth)  # a device's serial in a record
+                    continue
                 out[nk] = self._node(v, child, child_label or label, depth)
             return out
         if isinstance(node, list):

@@ -32,6 +32,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "normalise_key",
             "own_name_key",
             "suffix_applies",
+            "thing_key",
             "value_label",
         ],
         "flywheel.pii._decode": ["Segment", "decode_base64", "segments"],

@@ -320,11 +320,15 @@ def value_label(label: str, value: str) -> str | None:
     ``SECRET_IF_RANDOM`` is SECRET when it is shaped like generated key material
     (``credential_shaped``); None means: read the value as text. ``SECRET`` holds for
     any value but a dated business reference (``ORD-2026-0042`` under a ``sessionId``
-    key: a payment gateway's session is the merchant's order). Any other label is
+    key: a payment gateway's session is the merchant's order) or a payment provider's public
+    object id (``tok_1QxR8f...`` under a ``token`` key: a card token, ``public_object_id``). Any other label is
     returned as it is.
     """
     if label == "SECRET":
-        return None if _DATED_REFERENCE.match(value.strip()) else label
+        from flywheel.pii._secrets import public_object_id
+
+        v = value.strip()
+        return None if _DATED_REFERENCE.match(v) or public_object_id(v) else label
     if label == "CHECKED_ID":
         from flywheel.pii._ids import national_id_scheme
 
@@ -377,6 +381,24 @@ _THING_KEYS = frozenset(
     "microchip chip chipnumber chipnummer sku ean gtin upc model modelo modell modele "
     "imo mmsi hull".split()
 )
+#: Keys of a thing's serial or model number in the languages of the key rules: what they hold
+#: identifies a device, not the person whose record it sits in.
+_SERIAL_KEYS = frozenset(
+    normalise_key(k)
+    for k in "serial serialno serialnr serialnumber sn seriennummer seriennr serien_nr "
+    "numerodeserie numeroserie numserie nserie matricola serienummer serienr serienummer "
+    "modelnumber modelno typ type baujahr".split()
+)
+
+
+def thing_key(key: str) -> bool:
+    """Whether ``key`` describes a thing (a serial or model number, a breed, a product code):
+    its value is no personal datum even inside a person's record (``{"customer": {"boiler":
+    {"serial_no": "7571234500123456"}}}``)."""
+    norm = normalise_key(key)
+    return norm in _SERIAL_KEYS or norm in _THING_KEYS
+
+
 #: The keys that hold an object's own name, in the languages of the key rules.
 _OWN_NAME_KEYS = frozenset(
     normalise_key(k) for k in "name nombre nom nome naam navn namn nimi nazwa isim".split()

@@ -358,6 +358,8 @@ class PatternDetector:
             text, max(0, s - _CODE_WINDOW), s
         ):
             return  # "NDC 0093-4155-73", "LOT 2026-11-0447", "kod CN 0805 10 20", "build=7.3.118.2"
+        if entity == "PHONE_NUMBER" and text[s] != "+" and _code_token_before(text, s):
+            return  # "theory cert THC 0447 2291", "donation number G0925 26 183744 K"
         if entity == "PHONE_NUMBER" and _DATED_SERIAL.match(text[s:e]):
             return  # "2026-11-0447": a year and a month, then a serial
         if entity == "EMAIL_ADDRESS" and _message_id(text, s, e):
@@ -391,10 +393,46 @@ _CODE_BEFORE = re.compile(
     r"upc|gtin|isbn|issn|ref|order|invoice|ticket|serial|s/n|sn|part|model|build|version|ver|rev|"
     r"release|case|claim|policy|po|item|art|article|artikel|kod|code|código|codice|bestell|auftrag|"
     r"rechnung|facture|commande|pedido|factura|ordine|fattura|zamówienie|faktura|sipariş|tilaus|"
-    r"lasku|beställning)"
+    r"lasku|beställning|company|registration|registered|registro|registre|register|handelsregister)"
     r"(?:[ \t]*(?:no\.?|nr\.?|n[º°o]\.?|number|num\.?|#|id))?[ \t]*[:#=.\-]?[ \t]*\(?\Z"
 )
 _CODE_WINDOW = 40
+#: A token right before a number that makes the number part of a code: an acronym of three to
+#: five capitals ("NPI 1447382910", "GRP 00419") or capitals and digits ("G0925 26 183744"),
+#: with up to two digit groups of the same code between.
+_CODE_TOKEN = re.compile(
+    r"(?<![\w\-./])(?P<t>[A-Z]{3,5}|[A-Z]{1,4}\d{4,8})(?:[ ]\d{1,6}){0,2}[ \t]*[:#]?[ \t]?\Z"
+)
+#: Acronyms of a telephone line ("TEL", "GSM", "MOB"), which introduce a phone number.
+_PHONE_ACRONYMS = frozenset("TEL TELF TLF TLFN TFN FAX MOB MOBIL CELL GSM SMS PHONE CALL DIAL".split())
+_COMMON_ACRONYM_ZIPF = 3.5
+#: Longer numbers after an unknown acronym may be a national id of a scheme no table names
+#: ("CNS 700 4812 7391 0355", fifteen digits): left to the detectors.
+_CODE_MAX_DIGITS = 12
+
+
+def _code_token_before(text: str, s: int) -> bool:
+    """A code token right before ``s`` (``_CODE_TOKEN``); an acronym counts when it is no
+    telephone word, no frequent word of a language ("ON", "UK", "CALL"), no key of a personal
+    datum (an id word: "BSN", "NIR") and the number after it has twelve digits or fewer."""
+    m = _CODE_TOKEN.search(text, max(0, s - 28), s)
+    if m is None:
+        return False
+    tok = m.group("t")
+    if tok.isalpha():
+        from flywheel.pii._keys import key_label
+        from flywheel.pii._lexicon import zipf
+
+        return (
+            tok not in _PHONE_ACRONYMS
+            and zipf(tok) < _COMMON_ACRONYM_ZIPF
+            and key_label(tok) is None  # an id word ("BSN", "NIR", "PPS"): a person's number
+            and sum(c.isdigit() for c in text[s : s + 24]) <= _CODE_MAX_DIGITS
+        )
+    # capitals and four digits or more, first of its groups ("IT02 L123 4512 ...": an IBAN's
+    # fourth character on, judged by the IBAN recognizer and, when its check fails, as digits)
+    before = text[max(0, m.start("t") - 12) : m.start("t")].split()
+    return sum(c.isdigit() for c in tok) >= 4 and not (before and any(c.isdigit() for c in before[-1]))
 _DATED_SERIAL = re.compile(r"\A(?:19|20)\d\d-(?:0[1-9]|1[0-2])-\d{3,6}\Z")
 _NOT_DIGITS = str.maketrans("", "", "".join(chr(c) for c in range(32, 127) if not chr(c).isdigit()))
 #: Card networks by issuer prefix and length (ISO/IEC 7812 ranges as the networks publish

@@ -140,7 +140,11 @@ def organisation_like(value: str) -> bool:
     """A value under a name key that names an organisation: a company form word anywhere
     ("Bramble & Vine Ltd") or an organisation word last ("Harbourside Dental Group")."""
     words = [w.strip(".,()") for w in value.split()]
-    return len(words) >= 2 and (any(w in _COMPANY for w in words) or words[-1] in _ORG_WORDS)
+    return len(words) >= 2 and (
+        any(w in _COMPANY or _thing_word(w) for w in words)
+        or words[-1] in _ORG_WORDS
+        or words[0] in _PLACE_HEAD
+    )
 
 
 @lru_cache(maxsize=1)
@@ -203,13 +207,40 @@ _CLOSING = re.compile(
 #: Legal-form suffixes: a run of capitalised words right before one is a company.
 _COMPANY = frozenset(
     "GmbH AG KG SE Inc Ltd LLC LLP Corp Co SA SL SAS SARL Srl SpA BV NV Plc PLC Oy AB".split()
+) | frozenset(
+    # more legal forms, as each country's register writes them: Brazil and Portugal
+    # (Ltda, Lda), Canada (Ltée), Hungary (Kft, Zrt, Nyrt), Denmark and Norway (ApS, AS, ASA),
+    # Finland (Oyj), Switzerland (Sàrl), Germany (KGaA, UG, OHG, GbR, eG), Australia, India,
+    # Malaysia, Indonesia (Pty, Pvt, Bhd, Sdn, Tbk), Türkiye (Şti, AŞ), Bulgaria (EOOD, OOD)
+    "Ltda LTDA Lda Ltée Kft Zrt Nyrt ApS AS ASA Oyj Sàrl SRL KGaA UG OHG GbR eG Pty Pvt Bhd "
+    "Sdn Tbk Şti AŞ EOOD OOD".split()
+)
+#: The head of a place or body where a language puts it first ("Sala Macondo", "Hala
+#: Stulecia", "Parroquia San Lorenzo", "Quán Phở Bà Sáu", "Lokalitet Hamnholmen").
+_PLACE_HEAD = frozenset(
+    "Sala Salle Saal Aula Hala Salão Salon Parroquia Paroisse Parrocchia Paróquia Pfarrei "
+    "Iglesia Église Eglise Igreja Chiesa Capilla Chapelle Cappella Ermita Basílica Basilique "
+    "Catedral Cathédrale Cattedrale Colegio Collège Colégio Collegio Liceo Lycée Liceu Instituto "
+    "Escuela École Ecole Escola Scuola Universidad Université Universidade Università Hospital "
+    "Hôpital Hopital Ospedale Clínica Clinique Farmacia Pharmacie Farmácia Café Restaurante "
+    "Ristorante Trattoria Osteria Pizzeria Taberna Hostal Hôtel Pensión Albergue Quán Nhà "
+    "Chùa Teatro Théâtre Museo Musée Museu Biblioteca Bibliothèque Plaza Piazza Praça Plaça "
+    "Parque Parc Parco Jardín Jardin Giardino Palacio Palais Palazzo Castillo Château Castello "
+    "Mercado Marché Mercato Estadio Stade Stadio Polideportivo Pabellón Gimnasio Bodega Bodegas "
+    "Finca Hacienda Quinta Masía Lokalitet Lázně Lazne".split()
 )
 #: Words that make a run a named thing (a breed, a ship, a saint's day), not a private person.
 _NOT_PERSON_HEAD = frozenset(
     "King Queen Prince Princess Duke Duchess Saint Sankt Pope Emperor Kaiser König Königin Roi "
     "Reine Rey Reina Principe Prinz Mount Mont Monte Lake Cape Fort "
     "Yacht Ketch Schooner Sloop Catamaran Gulet Ferry MV MY SY MS HMS RMS USS".split()
-)
+) | frozenset(
+    # a saint in the languages' own words: a church, a parish, a town or a boat is named
+    # after one ("San Lorenzo", "São Bento", "Agios Nikolaos", "Naomh Bríd", "Szent István")
+    "San Santa Santo São Sao Sant Santi Sainte Ste Sint Agios Agia Ayios Aghios Naomh Sveti "
+    "Sveta Sveto Svatý Svatá Svätý Święty Święta Sw Św Szent Cill".split()
+) | _PLACE_HEAD
+
 _NOT_SURNAME = _COMPANY | frozenset(
     "Street St Road Rd Avenue Ave Lane Drive Court Boulevard Way Place Square Plan Edition "
     "Bank Group Team Support Office Service Services Center Centre University Hospital Airport "
@@ -231,6 +262,11 @@ _NOT_SURNAME = _COMPANY | frozenset(
     "Nemocnice Sairaala Sykehus Sjukhus Sygehus Skole Skola Escola Escuela Scuola Sekolah "
     "Koulu Universitet Universidad Università Universidade Université Klub Klubb Klubben "
     "Forening Foreningen Förening Asociación Associació Associação Asociația".split()
+) | frozenset(
+    # the same heads in more languages ("Ráday Kollégium", "Gure Txokoa Elkartea", "Yurtiçi
+    # Kargo"), and an offer's tier ("Sultan Paketi", "Gold Package")
+    "Kollégium Kollegium Kolegium Gimnázium Gimnazjum Gymnázium Gimnasium Gymnasium Liceum "
+    "Lyceum Líceum Elkartea Ikastola Kargo Package Paket Paketi Paquete Pacote Pakket".split()
 )
 #: Role words after which a capitalised word is a person ("the driver, Oduya,",
 #: "la doctora Arriaga", "el señor Arizmendi", "mein Nachbar Kasulke"); matched lower-cased.
@@ -364,7 +400,7 @@ _COMPOUND_HEADS = tuple(
     "museum museet kirke kirken kyrka kyrkan kirche stadion arena hallen halle hotell hotellet "
     "senter senteret centrum zentrum gården gaarden gård fabrik fabrikk verkstad verksted "
     "kommune kommun gemeinde stiftelse stiftelsen stiftung akademi akademie universitet "
-    "festival festivalen turnering cupen pokal".split()
+    "festival festivalen turnering cupen pokal praxis kanzlei apotheke paikka".split()
 )
 
 
@@ -499,6 +535,10 @@ def _caps_word_rare(w: str) -> bool:
     return any(p and not is_common(p.capitalize()) for p in w.split("-"))
 
 
+#: The word after a run of capitals, when it may be a legal form ("AB", "GmbH", "Ltda").
+_FORM_AFTER = re.compile(r"[ ]+([^\W\d_]{2,5})(?![^\W\d_])")
+
+
 def _upper_names(text: str) -> list[Detection]:
     """Names written in capitals: a first name and a rare word, or a rare surname and an initial."""
     out = []
@@ -515,6 +555,9 @@ def _upper_names(text: str) -> list[Detection]:
             continue
         if any(w.replace("-", "").isupper() is False for w in words):
             continue
+        form = _FORM_AFTER.match(text, end)
+        if form and form.group(1) in _COMPANY:
+            continue  # "VASA BASTUBYGGARE AB": a company in capitals
         if _caps_name(words):
             out.append(Detection(m.start(), end, "NAME", 0.5, "name"))
     return out
@@ -681,6 +724,11 @@ _LONE_CAP = re.compile(
 )
 
 
+#: A pseudonym of a value that is no name, right after a word: redaction wrote it where a
+#: number stood ("mi Amex <CARD_1>"), and a word before a number is judged as a model.
+_NUMBER_TOKEN = re.compile(r"[ ]<(?!NAME_)[A-Z][A-Z_]*_\d+>")
+
+
 def _lone_first_names(text: str) -> list[Detection]:
     out = []
     for m in _LONE_CAP.finditer(text):
@@ -691,8 +739,8 @@ def _lone_first_names(text: str) -> list[Detection]:
         prev = before.rstrip(",;").rsplit(" ", 1)[-1].lstrip("([{\"'«“‘¿¡")
         if prev[:1].isupper() and not before.endswith((".", "!", "?", ":", "\n")):
             continue  # "Gulet Deniz", "(Master Tadhg": a capitalised word before it
-        if _MODEL_CODE.match(text, m.end("w")):
-            continue  # "Argo 1.3": a model
+        if _MODEL_CODE.match(text, m.end("w")) or _NUMBER_TOKEN.match(text, m.end("w")):
+            continue  # "Argo 1.3": a model; "Amex <CARD_1>": the same, once redacted
         if _first_name(w) and zipf(w) == 0.0 and zipf(strip_marks(w)) == 0.0:
             out.append(Detection(m.start("w"), m.end("w"), "NAME", 0.4, "name"))
     return out
@@ -800,7 +848,13 @@ def _detect_names(text: str) -> list[Detection]:
     i = 0
     while i < len(words):
         s, e, w = words[i]
-        if len(w) == 2 and w[0].isupper() and w[1] == "." and (k := _after_initials(words, i, text, s in cue_ends)):
+        if (
+            len(w) == 2
+            and w[0].isupper()
+            and w[1] == "."
+            and not (s and text[s - 1].isalnum())  # "DNI 47812396L. Next": an id's letter
+            and (k := _after_initials(words, i, text, s in cue_ends))
+        ):
             k = _more_name_words(words, k, text)  # "M. Bérenger Quatrefages"
             out.append(Detection(s, words[k][1], "NAME", 0.5, "name"))  # "J. Okafor", "A. K. Mensah"
             i = k + 1
@@ -831,7 +885,9 @@ def _detect_names(text: str) -> list[Detection]:
             if words[j][2].endswith(".") and len(words[j][2]) > 3:
                 break  # a sentence ends ("Achterhof. She"); initials ("J.") and titles go on
             gap = text[run_end:ns]
-            if gap in (" ", "\u00a0") and (nw.rstrip(".!?,;:") in _NOT_SURNAME or nw in _ORG_WORDS):
+            if gap in (" ", "\u00a0") and (
+                nw.rstrip(".!?,;:").split("-")[0] in _NOT_SURNAME or nw in _ORG_WORDS
+            ):
                 if (
                     j == i
                     and s in cue_ends

@@ -111,6 +111,15 @@ def _child(path: str, key: Any) -> str:
 _PLACEHOLDERS = {"", "null", "none", "true", "false", "***", "redacted"}
 # A label as a value ({"password": "SECRET"} in a redaction policy) is no credential.
 _LABEL_VALUE = re.compile(r"\A[A-Z][A-Z0-9_]*\Z")
+#: An HTTP authentication scheme before a credential (RFC 9110): "Bearer <SECRET_1>" is a
+#: redacted credential, as the bare pseudonym is.
+_AUTH_SCHEME = re.compile(r"(?i)\A(?:bearer|basic|token|digest|negotiate)[ \t]+")
+
+
+def _redacted(value: str) -> bool:
+    """A pseudonym, alone or after an authentication scheme: what redaction wrote, no value."""
+    v = _AUTH_SCHEME.sub("", value.strip(), count=1)
+    return PSEUDONYM.fullmatch(v) is not None
 
 
 #: Key labels whose finding depends on the value (``value_label``): a generated-looking
@@ -137,7 +146,7 @@ class _Scan:
                     and label == "SECRET"
                     and v.strip().lower() not in _PLACEHOLDERS
                     and not _LABEL_VALUE.match(v.strip())
-                    and not PSEUDONYM.fullmatch(v.strip())
+                    and not _redacted(v)
                     and len(v.strip()) >= 4
                 ):
                     self.found.append(Finding(_child(path, k), "SECRET", "key"))
@@ -162,7 +171,7 @@ class _Scan:
                 if lab in _VALUE_DEPENDENT:
                     lab = value_label(lab, decoded)
                 if lab == "SECRET" and decoded.strip():
-                    if not PSEUDONYM.fullmatch(decoded.strip()) and len(decoded) >= 4:
+                    if not _redacted(decoded) and len(decoded) >= 4:
                         self.found.append(Finding(f"{_p}<{_k}:{key}>", "SECRET", "key"))
                     return decoded
                 self.text(decoded, f"{_p}<{_k}>", depth + 1)

@@ -203,11 +203,27 @@ _OBJECT_ID = re.compile(r"^[a-z]{2,6}[_\-]([A-Za-z0-9]+)$")
 #: refunds, balance transactions, payouts, accounts, sources, setup intents, checkout sessions,
 #: disputes, transfers): references printed on receipts and in dashboards, no credential.
 _PUBLIC_OBJECT_TYPES = frozenset(
-    "ch py pi pm cus in ii sub si prod price evt re txn po acct src seti cs dp tr ba card".split()
+    "ch py pi pm cus in ii sub si prod price evt re txn po acct src seti cs dp tr ba card tok".split()
 )
+
+
+def public_object_id(value: str) -> bool:
+    """A payment provider's public object id (``ch_3PqL8x2eZvKYlo2C1a9F``, a card token
+    ``tok_1QxR8f...``): a reference printed on receipts and passed to servers, no credential,
+    whatever key it sits under. A client secret (``pi_..._secret_...``) is none of these."""
+    m = _OBJECT_ID.match(value.strip())
+    if m is None or "_" not in m.group(0) or m.group(0).split("_", 1)[0] not in _PUBLIC_OBJECT_TYPES:
+        return False
+    body = m.group(1)  # base62, 14 to 30 characters: not a word and a year ("in_Summer2024")
+    return 14 <= len(body) <= 30 and all(
+        any(f(c) for c in body) for f in (str.isdigit, str.isupper, str.islower)
+    )
 #: A path segment that is no random string: digits, a lower-case word, a code in capitals and
 #: digits, or a capitalised word.
 _WORDISH = re.compile(r"\A(?:\d+|[a-z]+\d*|[A-Z0-9]+|[A-Z][a-z]+\d*)\Z")
+#: A segment of a URL path that is a word: a resource or action name ("payments", "replay",
+#: "purge_cache"), an API version ("v2").
+_PATH_WORD = re.compile(r"\A(?:[a-z]{3,}(?:[_\-][a-z]+)*|v\d{1,2})\Z")
 _EXTRA_GATE = literal_gate(_EXTRA_FORMATS)
 _PROSE_GATE = literal_gate(_PROSE)
 _NEAR_GATE = literal_gate(_PROSE_NEAR)
@@ -237,6 +253,12 @@ def looks_random(token: str) -> bool:
             return False  # "ch_3PqL8x2eZvKYlo2C1a9F": a charge's id, a public reference
     if "/" in core and all(_WORDISH.match(p) for p in re.split(r"[/\-_]", core) if p):
         return False  # "2026/wk31/contract-LGS40": a path of words, numbers and codes
+    if "/" in core:
+        parts = [p for p in core.split("/") if p]
+        if any(_PATH_WORD.match(p) for p in parts):
+            # "com/v2/payments/tr_WDqYK6vllg/replay": a URL path, generated only where one
+            # of its segments is on its own (a token in a path still is)
+            return any(looks_random(p) for p in parts if not _PATH_WORD.match(p))
     if len(core) < 20 or _HEX.match(core):
         return False
     if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
