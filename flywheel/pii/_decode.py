@@ -21,7 +21,8 @@ rules apply) to a callback, and encodes the callback's answer the same way:
   does under a JSON key;
 - labelled fields written in text, whose label a default key rule knows: a JSON or
   Python pair pasted into prose (``Scan: {"surname": "OKAFOR", ...}``), a bare key
-  and a quoted value as code writes objects (``{nom: "Santoni"}``, ``email='a@b.fr'``), a line
+  and a quoted value as code writes objects (``{nom: "Santoni"}``, ``email='a@b.fr'``), an
+  unquoted ``key=value`` whose key names a credential (logfmt, properties, flags), a line
   ``Label: value`` (``Nachname: Okafor``, ``- date of birth: 1983-06-14``) and a
   form body written as one line of a longer text; each value is handed over
   with its label as its key (kinds ``pair``, ``line``, ``form``);
@@ -259,6 +260,13 @@ _BARE_PAIR = re.compile(
     r"""(?:"(?P<dv>(?:[^"\\\n]|\\.){1,300})"|'(?P<sv>[^'\\\n]{1,300})')"""
 )
 _BARE_PAIR_HINT = re.compile(r"""\w[ \t]*(?::|=>|=)[ \t]*["']""")
+#: ``key=value`` with nothing quoted, as logfmt, properties files, ``.env`` lines, command-line
+#: flags and Java's ``toString`` write it (``sevdesk.api-token=...``, ``--password=...``):
+#: read only for keys naming a credential, the value up to a space, quote or separator.
+_PLAIN_PAIR = re.compile(
+    r"""(?<![\w.])(?P<k>[A-Za-z_][\w.\-]{0,60})=(?P<v>[^\s"',;&\])}]{4,200})"""
+)
+_CREDENTIAL_LABELS = frozenset(("SECRET", "SECRET_IF_RANDOM"))
 #: A line ``Label: value`` (or ``label = value``), optionally a list item: one to four
 #: words of a label, then the rest of the line.
 _LABEL_LINE = re.compile(
@@ -309,6 +317,16 @@ def _fields(text: str, free: Callable[[int, int], bool]) -> list[Segment]:
             raw = m.group(g)
             rewrite = _json_pair(raw, key) if g == "dv" else (lambda f, v=raw, k=key: f(v, k))
             out.append(Segment(s, e, "pair", rewrite))
+    if "=" in text:
+        urls = [m.span() for m in _URL.finditer(text)] if "://" in text else []
+        for m in _PLAIN_PAIR.finditer(text):
+            key = m.group("k")
+            if key_label(key) not in _CREDENTIAL_LABELS:
+                continue
+            s, e = m.span("v")
+            if free(s, e) and all(e <= a or s >= b for a, b in urls):  # a query is the URL's
+                value = m.group("v")
+                out.append(Segment(s, e, "pair", lambda f, v=value, k=key: f(v, k)))
     if ":" not in text:
         return out
     for m in _LABEL_LINE.finditer(text):

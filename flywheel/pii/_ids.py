@@ -166,6 +166,16 @@ _STRONG_SHAPES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\b[A-Z]{2}[ ]\d{2}[ ]\d{2}[ ]\d{2}[ ][A-D]\b"), ("gb.nino",)),
     # Chilean RUT/RUN as printed: thousands dots, a dash, a check digit or K (mod 11).
     (re.compile(r"(?<![\w.,])\d{1,2}\.\d{3}\.\d{3}-[\dkK](?![\w.\-])"), ("cl.rut",)),
+    # UK (DVLA) driving licence number: five letters of the surname (9-padded), the birth
+    # decade, month (+50 for women) and day, the year digit, two initials (9-padded), a digit
+    # and two check characters. No public check algorithm: the birth date inside is the check.
+    (
+        re.compile(
+            r"(?<![\w\-])[A-Z][A-Z9]{4}\d(?:0[1-9]|1[0-2]|5[1-9]|6[0-2])(?:0[1-9]|[12]\d|3[01])"
+            r"\d[A-Z][A-Z9]\d[A-Z0-9]{2}(?![\w\-])"
+        ),
+        ("gb.dvla",),
+    ),
 )
 
 
@@ -181,6 +191,8 @@ def _passes(value: str, schemes: tuple[str, ...]) -> bool:
             if _nino("".join(c for c in value if c.isalnum())):
                 return True
             continue
+        if path == "gb.dvla":
+            return True  # its shape holds a valid birth date (see _STRONG_SHAPES)
         mod = mods.get(path)
         try:
             if mod is not None and mod.is_valid(value):

@@ -183,3 +183,38 @@ def test_regional_month_names_and_caregiver_keys() -> None:
     assert key_label("hebamme") == "AUTO" and key_label("midwife") == "AUTO"
     out = _redacted('{"hebamme": "Gesche Albrecht", "hebamme_id": "H-22"}')
     assert "Gesche" not in out and "H-22" in out, out
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("app.props: billing.api-token=0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a\nnext", "0d9c8b7a6f5e"),
+        ("level=warn msg=retry password=Vq8!tt3Rk user=ops", "Vq8!tt3Rk"),
+        ("deploy --client-secret=cs_4f3e2d1c0b9a8877 --region=eu", "cs_4f3e2d1c0b9a8877"),
+        ("Credentials[user=svc, password=Pw-7731-Kx]", "Pw-7731-Kx"),
+    ],
+)
+def test_unquoted_credential_pairs_are_secrets(text: str, secret: str) -> None:
+    assert secret not in _redacted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token_count=1234 max_tokens=4096 temperature=0.2",  # counts, not credentials
+        "key=value sort_key=created_at idempotency_key=retry-1",  # words and names of things
+        "region=eu-west-3 user=ops level=info",  # keys no credential rule names
+    ],
+)
+def test_unquoted_pair_look_alikes_stay(text: str) -> None:
+    assert _redacted(text) == text
+
+
+def test_uk_driving_licence_numbers_by_the_birth_date_they_hold() -> None:
+    from flywheel.pii._ids import find_strong_ids
+
+    assert find_strong_ids("licence MORGA753116SM9IJ on file") == [(8, 24)]
+    assert find_strong_ids("LEE99751120J99AB") == [(0, 16)]  # a short surname, 9-padded
+    # the same shape with no valid month or day inside, or one character too many
+    for text in ("MORGA713416SM9IJ", "MORGA773116SM9IJ", "MORGA753116SM9IJ7", "ABCDE123456789XY"):
+        assert find_strong_ids(text) == [], text
