@@ -12,6 +12,8 @@ J=0.5, 0.99 at J=0.6, 0.9996 at J=0.7; the curve's midpoint is about
 ``(1/32)**(1/4) = 0.42``. Candidates are then verified by the exact Jaccard
 of their shingle sets; a trace joins the cluster of its most similar verified
 candidate when ``J >= threshold`` (0.5 by default), else it founds a cluster.
+A trace whose signature says nothing of the task (no tool call, an intent of fewer
+than three content words: ``TraceSignature.informative``) always founds its own.
 A trace never merges two existing clusters: clusters and representatives are
 stable once written.
 
@@ -178,7 +180,7 @@ class DedupeIndex:
             if j > best_j or (j == best_j and cand < best_id):
                 best_id, best_j = cand, j
         now = time.time_ns()
-        if best_j >= self.params.threshold:
+        if best_j >= self.params.threshold and signature.informative:
             cluster_id = self._assigned[best_id].cluster_id
             a = Assignment(trace_id, cluster_id, False, best_id, best_j)
             c = self.clusters[cluster_id]
@@ -277,7 +279,7 @@ class StoreDedupeIndex:
         reps: dict[str, str] = {}
         now = time.time_ns()
         out_new: dict[str, Assignment] = {}
-        for (tid, _sig), h, ks, cands in zip(fresh, hashes, keys, stored, strict=True):
+        for (tid, sig), h, ks, cands in zip(fresh, hashes, keys, stored, strict=True):
             hs = frozenset(h.tolist())
             best_id, best_j, best_cluster = "", -1.0, ""
             for cid, (ch, ccl) in cands.items():
@@ -292,7 +294,7 @@ class StoreDedupeIndex:
                 j = jaccard(hs, ch)
                 if j > best_j or (j == best_j and cid < best_id):
                     best_id, best_j, best_cluster = cid, j, ccl
-            if best_j >= p.threshold:
+            if best_j >= p.threshold and sig.informative:
                 a = Assignment(tid, best_cluster, False, best_id, best_j)
             else:
                 a = Assignment(tid, tid, True)

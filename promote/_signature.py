@@ -99,6 +99,10 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(normalise_text(text)) if w not in STOP_WORDS and len(w) > 1]
 
 
+#: Content words of an intent below which a trace with no tool call is not compared.
+MIN_INTENT_WORDS = 3
+
+
 @dataclass(frozen=True)
 class TraceSignature:
     """What dedupe compares: the normalised intent, tool path and shingles."""
@@ -110,6 +114,14 @@ class TraceSignature:
     def hashes(self) -> np.ndarray:
         """64-bit hashes of the shingles (sorted, unique): what the store keeps."""
         return shingle_hashes(self.shingles)
+
+    @property
+    def informative(self) -> bool:
+        """Whether it says what the task was: a tool called, or an intent of three or more
+        content words. Two signatures that say nothing are equal without being the same
+        task (every chat-only trace whose request the reader could not find would make one
+        cluster), so dedupe never makes such a trace a duplicate."""
+        return bool(self.tools) or sum(s.startswith("i:") for s in self.shingles) >= MIN_INTENT_WORDS
 
 
 def shingle_hashes(shingles: frozenset[str] | set[str]) -> np.ndarray:

@@ -175,6 +175,30 @@ def test_in_memory_clusters_keep_representative_and_size() -> None:
     assert len(idx) == 3
 
 
+def test_signatures_that_say_nothing_of_the_task_are_never_duplicates(store: Store) -> None:
+    """Chat-only traces whose request reads as one word are no duplicates of each other.
+
+    Their signatures are equal and empty: not the same task, in memory or in the store.
+    Short requests that do call tools still cluster.
+    """
+    box = TraceStep(span_id="9", output_text="Box de décembre modifiée.")
+    cheese = _trace("history", []) + [box]
+    parking = _trace("history", []) + [TraceStep(span_id="9", output_text="Appeal lodged.")]
+    assert not trace_signature(cheese).informative
+    idx = DedupeIndex()
+    assert idx.add_trace("c", cheese).is_new_cluster and idx.add_trace("p", parking).is_new_cluster
+    sx = StoreDedupeIndex(store)
+    got = sx.add_batch([("c", trace_signature(cheese)), ("p", trace_signature(parking))])
+    assert all(a.is_new_cluster for a in got)
+    got = sx.add_batch([("p2", trace_signature(parking))])  # against the store, too
+    assert got[0].is_new_cluster
+    refund = _trace("refund", [("refund", {"id": 1})])
+    assert trace_signature(refund).informative
+    assert not DedupeIndex().add_many(
+        [("r1", trace_signature(refund)), ("r2", trace_signature(refund))]
+    )[1].is_new_cluster
+
+
 def test_in_memory_quality_pairwise_precision_recall() -> None:
     data = duplicate_traces(1200, per_group=6, seed=5)
     idx = DedupeIndex()
