@@ -79,6 +79,10 @@ VARIANTS: dict[str, dict] = {
     "merge-pool-4": {"server": {"background_pool_size": 4}},
     "malloc-arenas-2": {"env": {"MALLOC_ARENA_MAX": "2"}},
     "malloc-mmap-1m": {"env": {"MALLOC_MMAP_THRESHOLD_": str(1 << 20)}},
+    # chDB's own jemalloc (JE_MALLOC_CONF; built with prof:true,prof_active:true,
+    # dirty_decay_ms:5000): allocation sampling off; freed pages returned after 1 s
+    "je-no-prof": {"env": {"JE_MALLOC_CONF": "prof_active:false"}},
+    "je-decay-1s": {"env": {"JE_MALLOC_CONF": "dirty_decay_ms:1000"}},
     "malloc-both": {"env": {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": str(1 << 20)}},
     # rows of a replacing or aggregating table not collapsed within the inserted block (reads
     # collapse them: FINAL, argMax, GROUP BY)

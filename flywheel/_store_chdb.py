@@ -61,7 +61,9 @@ UNBUILT_INDEXES = ("idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key"
 #: 20,000-span parts 110 -> 29 MiB (span table) and 60 -> 16 MiB (agent_steps), a 20,000-span
 #: insert 171 -> 133 MiB. Paired bench/ingest_throughput.py runs (load 4-7): peak RSS 726-783
 #: -> 628-674 MiB at 500 spans/request, 663-733 -> 618-686 at 100 (bench/ingest_store_cost.py
-#: clickhouse-granules: the defaults again).
+#: clickhouse-granules: the defaults again). Kept against the defaults on compact inserts (3
+#: pairs, 500 spans/request, load 5.5-9.3): peak 618-629 here vs 727-759 MiB, server CPU per
+#: span ratio 1.01 (0.97-1.07): the defaults merge a little cheaper and insert a little dearer.
 #: Parts are compact (one data file and one marks file) below 64 MiB uncompressed, which an
 #: insert of ``batch_spans`` (20,000 spans: 22 MiB of spans, 15 of agent steps) stays under,
 #: and wide from there (ClickHouse's default: from 10 MiB), so merged parts are still written
