@@ -36,6 +36,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -148,8 +149,8 @@ def _steps_select() -> str:
             .replace("IngestTime AS ingest_time", "now64(3) AS ingest_time"))
 
 
-def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
-                ) -> dict[str, float]:
+def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False,
+                store_dir: str = "") -> dict[str, float]:
     """Insert the workload under ``spec``; CPU microseconds per span and peak memory.
 
     ``steady``: merges stopped during the inserts, each insert's CPU kept (the
@@ -177,7 +178,7 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     limits = Limits.from_settings(Settings().ingest)
     tpl = template("agents", 1, 500)
     per = max(1, batch_spans // 500)
-    store = open_store(f"chdb://{tempfile.mkdtemp(prefix='store-cost-')}/store")
+    store = open_store(f"chdb://{store_dir or tempfile.mkdtemp(prefix='store-cost-')}/store")
     store.migrate()
     for sql in spec.get("sql", []):
         store.command(sql)
@@ -282,8 +283,12 @@ def main() -> None:
     ap.add_argument("--_one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._one is not None:
-        print(json.dumps(run_variant(json.loads(args._one), args.batch_spans, args.batches,
-                                     args.steady)))
+        store_dir = tempfile.mkdtemp(prefix="store-cost-")
+        try:
+            print(json.dumps(run_variant(json.loads(args._one), args.batch_spans, args.batches,
+                                         args.steady, store_dir)))
+        finally:  # 20-200 MB a run piled up in /tmp
+            shutil.rmtree(store_dir, ignore_errors=True)
         return
     if args.spec:
         VARIANTS["custom"] = json.loads(args.spec)
