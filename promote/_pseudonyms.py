@@ -28,6 +28,8 @@ Identities:
   value whose every word belongs to one known name (``Marie`` after ``Marie
   Dupont``) is that person. A name's words propagate as written, upper-case
   and capitalised (``DUPONT`` in a ``NOM Prénom`` field).
+- a phone number's other written forms propagate (its digits alone, E.164 with and without
+  ``+``, its national number): a tool call writes the number the user typed with spaces;
 - **date of birth** written with numbers: the date it names (``3/4/2010`` read day
   first, ``2010-04-03``), and each of its numeric forms propagates (a birth date in prose
   and the same child's row in a table);
@@ -213,6 +215,25 @@ def _country_code_of(e164: str) -> int:
     return 0
 
 
+@functools.lru_cache(maxsize=65536)
+def phone_forms(value: str) -> list[str]:
+    """Other ways a trace writes the same phone number: its digits alone, and for a number
+    written with its country, E.164 with and without ``+``, the national significant number
+    and the national dialling form (``+34 699 81 42 35``: ``34699814235``, ``699814235``).
+    Forms shorter than eight digits are left out (they name too many things)."""
+    import phonenumbers
+
+    main, international = _main_number(value)
+    out = {"".join(c for c in main if c.isdigit())}
+    if international:
+        for _, e164 in phone_readings(value)[1]:
+            num = phonenumbers.parse(e164, None)
+            national = phonenumbers.format_number(num, phonenumbers.PhoneNumberFormat.NATIONAL)
+            out |= {e164, e164[1:], phonenumbers.national_significant_number(num)}
+            out.add("".join(c for c in national if c.isdigit()))
+    return sorted(f for f in out if sum(c.isdigit() for c in f) >= 8 and f != value.strip())
+
+
 def _groups(number: str) -> str:
     """Digit groups as written (``06 12 34 56 78`` -> ``06 12 34 56 78``, ``(415) 555-0132`` -> ``415 555 0132``)."""
     return " ".join(re.findall(r"\d+", number))
@@ -372,6 +393,9 @@ class Pseudonyms:
             for part in _NAME_PART.findall(value):
                 if len(part) >= 3:
                     self._name_words.setdefault(part.casefold(), token)
+        elif label == "PHONE":
+            for form in phone_forms(value):  # "+34 699 81 42 35" in prose, "699814235" in a call
+                self._add_literal(form, token)
         elif label == "DOB":
             for form in date_forms(value):  # "3/4/2010" in prose, "2010-04-03" in a table
                 self._add_literal(form, token)

@@ -159,6 +159,10 @@ DEFAULT_KEY_RULES.update(
 )
 #: An Azure shared access signature's ``sig``: a credential when it looks generated.
 DEFAULT_KEY_RULES.update(_rules(SECRET_IF_RANDOM="sig"))
+#: A user name is a credential when it is generated key material: a DSN's public key or a
+#: token written as the user of a URL (``https://<key>@host``, the ``username`` a URL's
+#: userinfo is decoded under), ``{"username": "AKIA..."}``; ``deploy-bot`` stays.
+DEFAULT_KEY_RULES.update(_rules(SECRET_IF_RANDOM="username"))
 
 #: Key suffix rules (the longest matching suffix wins: ``ipaddress`` beats ``address``).
 DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
@@ -247,6 +251,13 @@ _NAME_PARTS = frozenset(
     "ainm sloinne enw cyfenw jina hoten ten ho nombre nombres apellido apellidos nom prenom "
     "prénom nome cognome sobrenome naam voornaam achternaam vorname nachname full".split()
 )
+#: Words that qualify a credential without changing what it is ("password_temporal",
+#: "pin_initial"); a key about the credential ("password_policy", "token_type") is none.
+_CREDENTIAL_QUALIFIERS = frozenset(
+    "temporal temporary temp tmp initial new neu neue nuevo nueva nouveau nouvelle nuovo nuova "
+    "novo nova old current actual provisional provisoire temporaire provisorio provvisoria "
+    "vorlaeufig default plain plaintext clear onetime otp admin root user app web".split()
+)
 #: Words of a key about a document rather than its number ("passport_expiry", "dni_photo").
 _DOCUMENT_FACTS = frozenset(
     "expiry expires expiration expire date issued issue valid validity until country type "
@@ -271,7 +282,9 @@ def derived_label(key: str) -> str | None:
     """The label of a key no whole-key or suffix rule names, from the language tables.
 
     A key made of name-part words (``first``, ``NUME Prenume``, ``fornavn``) or ending in a
-    person word (``emergency_contact``) is AUTO; an id word of prose or of a
+    person word (``emergency_contact``) is AUTO; a key with a birth word among its words
+    (``nato_il``) is DOB, a credential word and qualifiers only (``password_temporal``)
+    SECRET; an id word of prose or of a
     ``python-stdnum`` scheme (``CNP``, ``PPS``, ``AMKA``), alone, first or last in the key
     (``invoice_nif``, ``pesel_matki``), is CHECKED_ID; a birth stem
     (``data_nasc``, ``tgl_lahir``) is DOB. Redaction applies it after a policy's own rules.
@@ -282,6 +295,12 @@ def derived_label(key: str) -> str | None:
         return "AUTO"
     if len(tokens) >= 2 and DEFAULT_KEY_RULES.get(tokens[-1]) in ("AUTO", "NAME"):
         return "AUTO"
+    if len(tokens) >= 2:
+        rules = [DEFAULT_KEY_RULES.get(t) for t in tokens]
+        if "DOB" in rules:
+            return "DOB"  # "nato_il", "born_on", "geboren_am": a birth word and a preposition
+        if rules[0] == "SECRET" and all(t in _CREDENTIAL_QUALIFIERS for t in tokens[1:]):
+            return "SECRET"  # "password_temporal", "pin_initial", "token_new"
     ids = _id_word_keys()
     if norm in ids or (
         len(tokens) >= 2

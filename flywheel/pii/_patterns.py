@@ -329,6 +329,11 @@ class PatternDetector:
                         if s < start or e > end:
                             continue
                         self._keep(kept, text, entity, s, e, score)
+        if "CREDIT_CARD" in self.entities and sum(c.isdigit() for c in text) >= 13:
+            cards = {(d.start, d.end) for d in kept if d.label == "CARD"}
+            for s, e in named_cards(text):
+                if (s, e) not in cards:
+                    kept.append(Detection(s, e, "CARD", 0.6, "pattern"))
         if phone:
             covered = [(d.start, d.end) for d in kept if d.label != "EMAIL"]
             for rec, run in zip(
@@ -450,6 +455,43 @@ _NETWORKS: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
     (re.compile(r"50|5[6-9]|6|0604"), tuple(range(12, 20))),
     (re.compile(r"9792"), (16,)),  # Troy (Türkiye)
 )
+
+
+#: The word card in the languages redacted (payment, bank and credit cards in prose).
+_CARD_WORDS = (
+    r"card|carte|tarjeta|karte|kreditkarte|carta|cartão|cartao|kaart|kort|kortet|kortti|karta|"
+    r"kartę|karte|kártya|kartı|karti|kartu"
+)
+#: A payment card named right before a number (PCI DSS: a primary account number mistyped is
+#: still card data): a possessive or "credit/debit" with the word card, a bank card's own
+#: name, or a card network; at most a few words between, none with a digit.
+_CARD_CONTEXT = re.compile(
+    rf"""(?ix)(?<![^\W\d_])(?:
+        (?:my|your|his|her|our|their|mi|tu|su|mon|ma|ton|ta|son|sa|notre|votre|mein|meine|meiner|
+           meinen|deine|seine|ihre|la[ ]mia|il[ ]mio|mia|minha|meu|mijn|min|mitt|moja|moją|mój)
+        [ ](?:(?:credit|debit|crédito|débito|bank|business|company)[ ])?(?:{_CARD_WORDS})
+      | (?:credit|debit)[ ]?card | carte[ ](?:bancaire|bleue|de[ ]crédit|de[ ]paiement)
+      | tarjeta[ ]de[ ](?:crédito|débito) | kredit(?:karte|kort|kortti) | bankkarte | debitkarte
+      | girocard | carta[ ]di[ ]credito | cartão[ ]de[ ](?:crédito|débito) | creditcard | betaalpas
+      | visa | mastercard | master[ ]card | amex | american[ ]express | maestro | diners(?:[ ]club)?
+    )(?![^\W\d_])[^\n.;!?\d]{{0,20}}\Z"""
+)
+#: A card number's layouts: four groups of four (a fifth of three for 19 digits), Amex's
+#: 4-6-5 and Diners' 4-6-4, or 13 to 19 digits in one run.
+_CARD_LAYOUT = re.compile(
+    r"(?<![\d\-.,/])(?:\d{4}(?:([ \-])\d{4})(?:\1\d{4}){2}(?:\1\d{3})?|\d{4}([ \-])\d{6}\2\d{4,5}|\d{13,19})"
+    r"(?![\d]|[\-.,/]\d)"
+)
+
+
+def named_cards(text: str) -> list[tuple[int, int]]:
+    """Numbers in a card's layout right after a payment card is named (``_CARD_CONTEXT``),
+    whatever their check digit; a number in that layout with no such words stays a number."""
+    out = []
+    for m in _CARD_LAYOUT.finditer(text):
+        if _CARD_CONTEXT.search(text, max(0, m.start() - 60), m.start()):
+            out.append((m.start(), m.end()))
+    return out
 
 
 def card_network_ok(digits: str) -> bool:

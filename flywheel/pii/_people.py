@@ -828,6 +828,17 @@ _PARTICLE_TITLES = frozenset(
 )
 
 
+#: Key labels of a value that follows its label in prose ("RUT 14.562.309-K", "TEL ...").
+_VALUE_LABELS = frozenset(("NATIONAL_ID", "CHECKED_ID", "SSN", "IBAN", "PHONE", "DOB", "EMAIL", "CARD"))
+
+
+def _labels_a_value(word: str) -> bool:
+    """An acronym in capitals that names a personal datum's field ("RUT", "CPF", "DNI", "TEL")."""
+    from flywheel.pii._keys import key_label
+
+    return word.isalpha() and 2 <= len(word) <= 6 and key_label(word) in _VALUE_LABELS
+
+
 def _detect_names(text: str) -> list[Detection]:
     if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()) and not _CUE_TITLE_QUALIFIED.search(text):
         return []
@@ -902,6 +913,8 @@ def _detect_names(text: str) -> list[Detection]:
                 break
             if gap not in (" ", "\u00a0") or _glued(text, ne):
                 break  # "Charger4", "Orca M30": a model, not a name word
+            if nw.isupper() and j > i and _labels_a_value(nw):
+                break  # "Catalina Fuentealba RUT 14.562.309-K": the next value's label
             if _is_cap(nw) and len(nw.rstrip(".")) >= 2:
                 j += 1
                 run_end = ne

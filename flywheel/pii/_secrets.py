@@ -90,6 +90,9 @@ _ASSIGN = re.compile(
     r"""(?P<k>[A-Za-z_][\w.\-]{0,60}?)["']?[ \t]*(?:=|:|\s=>)[ \t]*["']?(?P<v>[^\s"'`,;&<>]{4,})"""
 )
 _URL_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^/\s:@]{1,64}:(?P<v>[^@\s/]{1,128})@")
+#: A URL whose user part is key material and has no password (a DSN's public key,
+#: ``https://<32 hex>@o123.ingest.example/42``; a token as the user of a Git remote).
+_URL_KEY_USER = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://(?P<v>[A-Za-z0-9_\-]{16,128})@[A-Za-z0-9]")
 _FLAG = re.compile(
     r"(?i)--(?:password|passwd|pass|token|api-?key|secret|auth-token|access-token)[= ]+[\"']?(?P<v>[^\s\"']{3,})"
 )
@@ -153,7 +156,9 @@ _COMPOUND_HEADS = (
 )  # fmt: skip
 #: A code that disarms a security system or opens a safe: an alarm, safe, key-box or
 #: lock-box code in many languages ("alarm code", "Alarmcode", "código de la alarma",
-#: "alarmako kodea", "kod do sejfu", "Tresorcode"), then a code of three digits or more (a
+#: "alarmako kodea", "kod do sejfu", "Tresorcode"; the guard, a few words of the same sentence,
+#: then the code word: "the key is in the lockbox by the door, code ..."), then a code of three
+#: digits or more (a
 #: keypad's letters A-D, ``#`` and ``*`` too), in up to three groups; a date is no such code.
 #: A door or gate code stays: it is handed to couriers and guests with the address.
 _GUARDS = (
@@ -170,6 +175,7 @@ _OPENING_CODE = re.compile(
         (?:{_GUARDS})[^\W\d_]{{0,6}}[ \-]?(?:{_CODES})[^\W\d_]{{0,3}}
       | (?:{_CODES})[^\W\d_]{{0,3}}(?:[ ](?:d['’]|de|del|de[ ]la|da|do|dla|för|til|for|of|the|to|
             für|der|des|du|la|el|di|dell['’]|della))?[ ]?(?:{_GUARDS})[^\W\d_]{{0,6}}
+      | (?:{_GUARDS})[^\W\d_]{{0,6}}(?![^\W\d_])[^\n\d.;!?]{{1,40}}?(?<![^\W\d_])(?:{_CODES})[^\W\d_]{{0,3}}
     )(?![^\W\d_])[^\n\d]{{0,24}}?
     (?P<v>(?<![\w\-])(?=(?:[ \-]?[A-D#*]?\d){{3}})[0-9A-D#*]{{2,10}}(?:[ \-][0-9#*]{{2,6}}){{0,2}})
     (?![\w]|[.,:/\-]\d)
@@ -391,6 +397,9 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
         if "://" in text:
             for m in _URL_USERINFO.finditer(text):
                 add(m.start("v"), m.end("v"), 0.9)
+            for m in _URL_KEY_USER.finditer(text):
+                if credential_shaped(m.group("v")) or _SHORT_HEX.match(m.group("v")):
+                    add(m.start("v"), m.end("v"), 0.85)
     if long_run and _KEY_WORDS_GATE.search(lower):
         for m in _VALUE_AFTER_WORD.finditer(text):
             if not credential_shaped(m.group()):

@@ -14,7 +14,13 @@ bench corpus):
   inside a person's record;
 - a URL path with a provider's object id is no random token;
 - the release scanner does not refuse what redaction wrote ("Bearer <SECRET_1>") nor a
-  word before a pseudonym that redaction judged before a number.
+  word before a pseudonym that redaction judged before a number;
+- misses of general forms: a phone number's other written forms in the same trace, keys
+  with a birth word or a qualified credential word, a lock-box code a few words after the
+  guard, key material as the user of a URL, a name run that ran into the next value's
+  label ("... RUT 12.345.678-5");
+- cards: a number in a card's layout where a payment card is named is a card whatever its
+  check digit; the same layout with no payment card named stays.
 """
 
 from __future__ import annotations
@@ -165,3 +171,88 @@ def test_scanner_judges_a_word_before_a_pseudonym_as_before_a_number() -> None:
     assert scan_document({"input": "Pagad con mi Visa <CARD_1>, caduca pronto."}) == []
     assert scan_document({"input": "Pagad con mi Visa 4111 1111 1111 1111, caduca pronto."})
 
+# -- misses: general forms -------------------------------------------------------------
+
+
+def test_phone_written_twice_in_other_forms_shares_the_redaction() -> None:
+    from flywheel.promote import redact_trace as _rt
+
+    steps = [
+        {"tool_name": "t", "input_text": "Port my line +34 611 72 90 48 to you, please."},
+        {"tool_name": "port", "arguments": '{"line": "611729048", "e164": "34611729048"}'},
+    ]
+    out = _rt(steps).steps
+    assert "611729048" not in (out[1].arguments or "") and "34611729048" not in (out[1].arguments or "")
+    # an unrelated number with other digits stays
+    steps[1]["arguments"] = '{"line": "611729048", "order": "611729049"}'
+    assert "611729049" in (_rt(steps).steps[1].arguments or "")
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("nato_il", "14/03/1981"), ("born_on", "1981-03-14"), ("password_temporal", "Limon-5521-Marte"),
+     ("pin_initial", "4471")],
+)
+def test_qualified_birth_and_credential_keys(key: str, value: str) -> None:
+    assert value not in _redact(result=f'{{"{key}": "{value}"}}')["result"]
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("nato_il", "Roma"), ("password_policy", "min 12 chars"), ("password_expires", "2026-01-01"),
+     ("token_type", "Bearer")],
+)
+def test_keys_about_a_birth_or_credential_keep_their_facts(key: str, value: str) -> None:
+    assert value in _redact(result=f'{{"{key}": "{value}"}}')["result"]
+
+
+def test_lockbox_code_a_few_words_after_the_guard() -> None:
+    text = "The key is in the lockbox by the side gate, code 5831. See you!"
+    assert "5831" not in _redact(output_text=text)["output_text"]
+    kept = "The door code is 5831 for couriers."  # a door code is handed out with the address
+    assert "5831" in _redact(output_text=kept)["output_text"]
+
+
+def test_key_as_the_user_of_a_url() -> None:
+    dsn = "DSN=https://9c2e4b7a1f3d4e6a8b0c2d4e6f8a0b1c@o11873.ingest.example.io/42"
+    assert "9c2e4b7a1f3d4e6a8b0c2d4e6f8a0b1c" not in _redact(output_text=dsn)["output_text"]
+    kept = "clone ssh://deploy-bot@git.example.org/repo and https://status.example.org/v2"
+    assert _redact(output_text=kept)["output_text"] == kept
+
+
+def test_name_run_stops_at_the_label_of_the_next_value() -> None:
+    text = "2. payer Rosario Ibáñez Quiroga RUT 12.345.678-5 -> payee Tomás Echeverría CPF 529.982.247-25"
+    out = _redact(output_text=text)["output_text"]
+    assert "Ibáñez" not in out and "Echeverría" not in out
+    assert "Orbea Orca M30" in _redact(output_text="The Orbea Orca M30 is back in stock.")["output_text"]
+
+
+# -- cards: a mistyped number where a payment card is named --------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, number",
+    [
+        ("please charge my card 4539 1488 0343 6468 today", "4539 1488 0343 6468"),
+        ("con mi tarjeta de crédito 5500 0000 0000 0005.", "5500 0000 0000 0005"),
+        ("paid with Amex 3714 496353 98432 yesterday", "3714 496353 98432"),
+        ("meine Kreditkarte: 4012888888881882", "4012888888881882"),
+    ],
+)
+def test_card_numbers_where_a_payment_card_is_named_go_whatever_their_check_digit(
+    text: str, number: str
+) -> None:
+    assert number not in _redact(output_text=text)["output_text"]
+
+
+@pytest.mark.parametrize(
+    "text, number",
+    [
+        ("Test card 4111 1111 1111 1112 was declined in staging.", "4111 1111 1111 1112"),
+        ("loyalty number 6034 1187 2290 4413 on the receipt", "6034 1187 2290 4413"),
+        ("SIM ICCID 8934 0712 3456 7890 12 activated", "8934 0712 3456 7890 12"),
+        ("boiler serial 7571 2345 0012 3457, card reader fitted", "7571 2345 0012 3457"),
+    ],
+)
+def test_card_layout_without_a_payment_card_named_stays(text: str, number: str) -> None:
+    assert number in _redact(output_text=text)["output_text"]
