@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from flywheel.pii._spoken import SPOKEN_LABELS, spoken_numbers
 from flywheel.pii._types import ENTITIES, Detection, longest_first
 
 #: Every entity, the default of a redaction policy and of the release scan.
@@ -107,6 +108,8 @@ class Detector:
             from flywheel.pii._mrz import detect_mrz
 
             found += detect_mrz(text, labels)
+        if labels & SPOKEN_LABELS and len(text) >= 20:
+            found += spoken_numbers(text, self._detect)
         if not found:
             return []
         if "SECRET" in labels and "EMAIL" in labels:

@@ -218,3 +218,40 @@ def test_uk_driving_licence_numbers_by_the_birth_date_they_hold() -> None:
     # the same shape with no valid month or day inside, or one character too many
     for text in ("MORGA713416SM9IJ", "MORGA773116SM9IJ", "MORGA753116SM9IJ7", "ABCDE123456789XY"):
         assert find_strong_ids(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        (
+            "ja hallo meine nummer ist null eins sieben zwei vier acht acht drei sieben neun "
+            "eins und ich wohne lindenweg siebenundzwanzig in marburg",
+            ["null eins sieben", "lindenweg siebenundzwanzig"],
+        ),
+        (
+            "alors mon numéro c est zéro sept quarante et un dix-huit vingt-deux trente-trois "
+            "merci",
+            ["zéro sept quarante"],
+        ),
+        (
+            "sure you can call me back on oh seven nine double four one two three eight six five",
+            ["seven nine double four"],
+        ),
+    ],
+)
+def test_numbers_spoken_in_words_in_transcripts(text: str, gone: list[str]) -> None:
+    out = _redacted(text)
+    for g in gone:
+        assert g not in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Count with me: one two three four five six seven eight nine ten, and breathe.",
+        "We need two tables, three chairs, four lamps, one rug and six cushions for the hall.",
+        "zwei Kaffee, drei Tee, ein Kuchen, vier Gabeln und fünf Teller bitte",
+    ],
+)
+def test_counting_aloud_is_no_phone(text: str) -> None:
+    assert _redacted(text) == text
