@@ -113,7 +113,7 @@ _ROMAN_WORDS = frozenset(_ROMAN.split("|"))
 _VI_MONTH = r"th[áa]ng[ ](?:1[0-2]|0?[1-9])(?!\d),?[ ](?:n[ăa]m[ ])?"
 #: One date, in any of the forms of the module docstring (matched case-insensitively).
 _DATE = (
-    rf"(?:(?:the[ ])?(?:{_ORDINAL_DAY})[ ]of[ ]{_M},?[ ](?:{_Y4}|{_YEAR_WORDS})"
+    rf"(?:(?:the[ ])?(?:{_ORDINAL_DAY})[ ](?:of[ ])?{_M},?[ ](?:{_Y4}|{_YEAR_WORDS})"
     rf"|{_M}[ ](?:the[ ])?(?:{_ORDINAL_DAY}),?[ ](?:{_Y4}|{_YEAR_WORDS})"
     rf"|{_Y4}-\d{{1,2}}-\d{{1,2}}(?!\d)|{_Y4}[./][ ]?\d{{1,2}}[./][ ]?\d{{1,2}}\.?(?!\d)"
     rf"|{_DAY}[./\-]\d{{1,2}}[./\-](?:\d{{4}}|\d{{2}})(?!\d)"

@@ -256,3 +256,10 @@ def test_card_numbers_where_a_payment_card_is_named_go_whatever_their_check_digi
 )
 def test_card_layout_without_a_payment_card_named_stays(text: str, number: str) -> None:
     assert number in _redact(output_text=text)["output_text"]
+
+
+def test_ordinal_day_before_the_month_without_of() -> None:
+    text = "Speaking now: Moira Keane, born twenty-third March 1977, at the branch."
+    assert "twenty-third March 1977" not in _redact(output_text=text)["output_text"]
+    kept = "The migration ran on the twenty-third March 2026 without errors."
+    assert "twenty-third March 2026" in _redact(output_text=kept)["output_text"]
