@@ -154,11 +154,16 @@ _MD_RULE = re.compile(r"\A[ ]*[|+]?[ ]*:?-{3,}:?[ ]*(?:[|+][ ]*:?-{3,}:?[ ]*)*[|
 _DELIMITERS = ("|", "\t", ";", ",")
 
 
+def _outer_bars(core: str) -> bool:
+    """A table row written between bars (markdown, the MySQL client), not only split by them."""
+    return len(core) >= 2 and core.startswith("|") and core.endswith("|")
+
+
 def _cells(line: str, delim: str) -> list[str] | None:
     """The cells of one table line (quoted CSV cells unquoted), or None when it is no row."""
     if delim == "|":
         core = line.strip()
-        if core.startswith("|") and core.endswith("|") and len(core) >= 2:
+        if _outer_bars(core):
             return core[1:-1].split("|")  # markdown, MySQL client
         return core.split("|") if " | " in core else None  # psql, sqlite, hand-written
     if '"' in line:
@@ -180,10 +185,7 @@ def _rewrite_row(line: str, delim: str, headers: list[str], on_text: OnText) -> 
         return line
     if delim == "|":
         lead = line[: len(line) - len(line.lstrip())]
-        core = line.strip()
-        if core.startswith("|") and core.endswith("|") and len(core) >= 2:
-            return f"{lead}|{'|'.join(new)}|"
-        return lead + "|".join(new)
+        return f"{lead}|{'|'.join(new)}|" if _outer_bars(line.strip()) else lead + "|".join(new)
     if '"' in line:
         out: list[str] = []
         csv.writer(_ListWriter(out), delimiter=delim, lineterminator="").writerow(new)
@@ -350,20 +352,19 @@ def segments(text: str) -> list[Segment]:
     if _FORM.match(text):
         return [Segment(0, len(text), "form", lambda f: _rewrite_pairs(text, f))]
     taken: list[tuple[int, int]] = []
-    # Formats with their own syntax first: what they hold is read decoded (flywheel.pii._markup).
-    for reader in (content_lines, quoted_printable, html_references):
-        for seg in reader(text):
-            if all(seg.end <= a or seg.start >= b for a, b in taken):
-                out.append(seg)
-                taken.append((seg.start, seg.end))
-    if "\n" in text:
-        for seg in _tables(text):
-            if all(seg.end <= a or seg.start >= b for a, b in taken):
-                out.append(seg)
-                taken.append((seg.start, seg.end))
 
     def free(s: int, e: int) -> bool:
         return all(e <= a or s >= b for a, b in taken)
+
+    # Formats with their own syntax first: what they hold is read decoded (flywheel.pii._markup).
+    readers = [content_lines, quoted_printable, html_references]
+    if "\n" in text:
+        readers.append(_tables)
+    for reader in readers:
+        for seg in reader(text):
+            if free(seg.start, seg.end):
+                out.append(seg)
+                taken.append((seg.start, seg.end))
 
     for seg in _fields(text, free):
         if free(seg.start, seg.end):

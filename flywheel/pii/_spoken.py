@@ -77,7 +77,7 @@ def _language(text: str) -> str | None:
 def _converter() -> Callable[[str, str], str] | None:
     try:
         from text_to_num import alpha2digit
-    except ImportError:  # an optional reader: without it spoken numbers stay as they are
+    except ImportError:  # a declared dependency; a broken install loses this reader only
         return None
     return alpha2digit
 
