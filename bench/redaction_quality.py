@@ -19,6 +19,8 @@ Usage:
                                                        # run: holdout8.before-round8.txt); half A is
                                                        # development data, half B stays blind:
     python bench/redaction_quality.py --corpus holdout8 --parts --misses  # half A's misses only
+    python bench/redaction_quality.py --corpus holdout9  # the ninth hand-written corpus
+                                                       # (blind: no run yet)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -433,7 +435,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpora = [
         "frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-        "holdout8",
+        "holdout8", "holdout9",
     ]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--parts", action="store_true",

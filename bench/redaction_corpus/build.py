@@ -33,6 +33,7 @@ CORPORA = {
     "holdout6": "holdout6_traces",
     "holdout7": "holdout7_traces",
     "holdout8": "holdout8_traces",
+    "holdout9": "holdout9_traces",
 }
 
 

@@ -38,6 +38,9 @@ FROZEN_SHA256 = {
     # holdout8: the eighth independent corpus, frozen before any detector ran on it
     "holdout8.otlp.jsonl": "082dd1ea0ddb7f9c1b52dd55b078b368d4c88e55f884959ddbea663b519e9dd6",
     "holdout8.labels.json": "d1684af069c56ee058aaeeac2868ff0b61a73397b2414cc457bf272b401df3e0",
+    # holdout9: the ninth independent corpus, frozen before any detector ran on it
+    "holdout9.otlp.jsonl": "0ad0b175a69cbe9a42ef3e5e303d8582bee63c45cfc3b6c378140b4c702d6adf",
+    "holdout9.labels.json": "ad2c38e9fd5ddc978f462645640025a27f6cc382b608b7744cdac33abe348f55",
 }
 
 
