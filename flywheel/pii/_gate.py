@@ -113,3 +113,18 @@ def literal_gate(pattern: re.Pattern[str]) -> Gate:
     return (lambda text, lower: rx.search(lower) is not None) if folded else (
         lambda text, lower: rx.search(text) is not None
     )
+
+
+def case_sensitive_gate(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """``literal_gate`` of a pattern without a case flag, as ``gate(text)``.
+
+    For a pattern scanned on lower-cased text, pass that text. Raises
+    ``ValueError`` for a case-insensitive pattern (its gate needs the
+    lower-cased text too: use ``literal_gate``).
+    """
+    if pattern.flags & re.IGNORECASE:
+        raise ValueError(
+            f"pattern {pattern.pattern[:40]!r} is case-insensitive: gate it with literal_gate"
+        )
+    gate = literal_gate(pattern)
+    return lambda text: gate(text, text)

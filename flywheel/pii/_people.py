@@ -39,6 +39,7 @@ from functools import lru_cache
 from importlib import resources
 
 from flywheel.pii._birth import detect_birth_dates  # noqa: F401 - re-exported for callers
+from flywheel.pii._gate import case_sensitive_gate
 from flywheel.pii._ids import find_context_ids, find_strong_ids, national_id_scheme
 from flywheel.pii._lexicon import is_common, strip_marks, zipf
 from flywheel.pii._types import Detection
@@ -839,9 +840,17 @@ def _labels_a_value(word: str) -> bool:
     return word.isalpha() and 2 <= len(word) <= 6 and key_label(word) in _VALUE_LABELS
 
 
+#: Gates of the role words and closings, the slowest scans of ``_detect_names`` on text that
+#: holds neither (lower-cased text; their alternations are tried word by word at each word).
+_ROLE_GATE = case_sensitive_gate(_ROLE)
+_CLOSING_GATE = case_sensitive_gate(_CLOSING)
+
+
 def _detect_names(text: str) -> list[Detection]:
-    if not _MAYBE_NAME.search(text) and not _ROLE.search(text.lower()) and not _CUE_TITLE_QUALIFIED.search(text):
-        return []
+    if not _MAYBE_NAME.search(text):
+        low = text.lower()
+        if not (_ROLE_GATE(low) and _ROLE.search(low)) and not _CUE_TITLE_QUALIFIED.search(text):
+            return []
     names = first_names()
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
     # Where a cue, a closing or a title ends: one scan of the text each, instead
@@ -851,7 +860,9 @@ def _detect_names(text: str) -> list[Detection]:
         lower = text
         cue_ends = {m.end() for rx in (_CUE, _CLOSING, _ROLE) for m in re.finditer(rx.pattern, text, re.I | re.X)}
     else:
-        cue_ends = {m.end() for rx in (_CUE, _CLOSING, _ROLE) for m in rx.finditer(lower)}
+        gated = ((_CLOSING, _CLOSING_GATE), (_ROLE, _ROLE_GATE))
+        scans = [_CUE] + [rx for rx, gate in gated if gate(lower)]
+        cue_ends = {m.end() for rx in scans for m in rx.finditer(lower)}
     cue_ends.update(m.end() for m in _CUE_TITLE.finditer(text))
     qualified = {m.end() for m in _CUE_TITLE_QUALIFIED.finditer(text)} - cue_ends
     title_ends = {m.end() for m in _TITLE_BEFORE.finditer(text)}
@@ -1116,6 +1127,7 @@ _SUFFIX_SHAPE = 3
 _SEPARATE_SHAPE = 7
 _NORDIC_SHAPE = 8
 _NO_STREET_WORD_SHAPE = 10  # only where no other shape found a street line
+_SHAPE_GATES = tuple(case_sensitive_gate(rx) for rx in _ADDRESS_SHAPES)
 #: One to three capitalised words right before a street word of its own ("Schönhauser ").
 _NAME_BEFORE = re.compile(rf"(?:{_UPW}[ \-]){{1,3}}\Z")
 #: Words a German/Dutch suffix shape must not take: English words in -ring ("Spring",
@@ -1147,6 +1159,8 @@ def _street_lines(text: str) -> list[tuple[int, int]]:
     """Street-line spans, leftmost first, not overlapping (as one alternation would give)."""
     found: list[tuple[int, int, int]] = []
     for k, rx in enumerate(_ADDRESS_SHAPES):
+        if not _SHAPE_GATES[k](text):
+            continue  # none of the literals every match of this shape holds (a street word)
         for m in rx.finditer(text):
             start = m.start()
             if k == _SUFFIX_SHAPE:  # the street word: letters before the suffix, from a word start

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from flywheel.pii._gate import literal_gate
+from flywheel.pii._gate import case_sensitive_gate, literal_gate
 from flywheel.pii._secrets import _EXTRA_FORMATS, _PROSE, _provider_regexes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -51,3 +51,51 @@ def test_hand_written_patterns(pattern: str, text: str) -> None:
 def test_a_gate_turns_away_a_text_without_its_literal() -> None:
     gate = literal_gate(re.compile(r"AKIA[0-9A-Z]{16}"))
     assert not gate("no key here", "no key here")
+
+
+#: Texts each gated scan of name and address detection matches (street lines of every shape
+#: with a gate, role words and closings), and texts with none of them.
+_GATED_TEXTS = [
+    "Ship it to 221 Baker Street, London NW1 6XE, please.",
+    "Adresse : 14, rue des Tanneurs, 75004 Paris",
+    "Calle Mayor 12, 3º B, 28013 Madrid",
+    "Lieferung an Hauptstraße 5, 10115 Berlin",
+    "Wohnhaft Am Markt 3 seit 2019",
+    "Antwort an Postfach 1234 bitte",
+    "vivo in via Garibaldi 14, Torino",
+    "Schönhauser Allee 118, 10437 Berlin",
+    "Bor i Storgatan 7, 111 22 Stockholm",
+    "ul. Mickiewicza 14/3, 00-001 Warszawa",
+    "Unter den Linden 77, 10117 Berlin",
+    "we moved to 12 baker street last year",
+    "the driver, Oduya, called; my landlord Kasulke agreed",
+    "Thanks for the help.\nRegards,\nMarta Ruiz",
+    "Mit freundlichen Grüßen\nJonas Weber",
+    "ticket 4471 closed by the build bot",
+]
+
+
+@pytest.mark.parametrize("text", _GATED_TEXTS)
+def test_case_gates_change_no_detection(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """Name and address detection give the same answer with their gates as without."""
+    from flywheel.pii import _people
+
+    gated = (_people.detect_names(text), _people.detect_addresses(text))
+    always = tuple(lambda t: True for _ in _people._ADDRESS_SHAPES)
+    monkeypatch.setattr(_people, "_SHAPE_GATES", always)
+    monkeypatch.setattr(_people, "_ROLE_GATE", lambda t: True)
+    monkeypatch.setattr(_people, "_CLOSING_GATE", lambda t: True)
+    assert (_people.detect_names(text), _people.detect_addresses(text)) == gated
+
+
+def test_case_gates_turn_away_texts_without_their_literals() -> None:
+    from flywheel.pii import _people
+
+    text = "ticket 4471 closed by the build bot"
+    assert not _people._ROLE_GATE(text) and not _people._CLOSING_GATE(text)
+    assert any(not gate(text) for gate in _people._SHAPE_GATES)
+
+
+def test_a_case_gate_refuses_a_case_insensitive_pattern() -> None:
+    with pytest.raises(ValueError, match="case-insensitive"):
+        case_sensitive_gate(re.compile(r"(?i)street"))
