@@ -126,6 +126,9 @@ class AuthMiddleware:
         #: the token `flywheel serve` writes into the store directory (``_local_server``):
         #: the CLI beside the server acts as the local operator with every scope
         self.local_token = local_token
+        #: ``local:USER`` of this process, looked up once (getpass reads the user database:
+        #: about 20 us, which every request of a local client paid)
+        self.local_identity = local_identity()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -155,7 +158,7 @@ class AuthMiddleware:
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else headers.get(
             "x-flywheel-key", "").strip()
         if key and self.local_token and hmac.compare_digest(key.encode(), self.local_token.encode()):
-            return Principal(local_identity(), asked or default, frozenset(SCOPES), "", "local")
+            return Principal(self.local_identity, asked or default, frozenset(SCOPES), "", "local")
         if key:
             token = token_principal(self.settings, key, asked or default)
             if token is not None:
@@ -167,7 +170,7 @@ class AuthMiddleware:
             return principal
         if (self.settings.auth == "auto" and self.settings.admin_token is None
                 and _loopback_request(scope, headers) and not self.cache.keys(LOCAL_RECHECK_S)):
-            return Principal(local_identity(), asked or default, frozenset(SCOPES), "", "local")
+            return Principal(self.local_identity, asked or default, frozenset(SCOPES), "", "local")
         return None
 
     def _why_401(self) -> str:
