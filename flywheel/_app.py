@@ -5,7 +5,11 @@ package in ``API_PACKAGES`` has ``flywheel.<package>._api`` with ``router``
 (an ``APIRouter``) and optionally ``lifespan(app)`` (an async context manager
 for its background work) and ``redact_trace_view(body)`` (the redactor the
 trace routes apply for a key without scope ``raw``; set on
-``app.state.redact_trace_view``, None when no package offers one). Errors of the exception tree become ``{"error": {"type", "message"}}``
+``app.state.redact_trace_view``, None when no package offers one) and
+``asgi_routes`` (``{(method, path): handler(app, scope, receive, send)}``: a
+hot route answered as plain ASGI inside the authentication middleware; a
+handler returning False leaves the request to the FastAPI route of that path,
+which must exist: it declares the scopes and documents the route). Errors of the exception tree become ``{"error": {"type", "message"}}``
 with the error's HTTP status, in one handler, secrets masked. Every route
 declares its scopes (``flywheel._authz``); the app is not built otherwise.
 """
@@ -16,6 +20,7 @@ import importlib
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import ModuleType
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -41,6 +46,20 @@ def _api_modules() -> list[ModuleType]:
 def error_body(exc: FlywheelError) -> dict[str, dict[str, str]]:
     """The one JSON shape of every error the API returns."""
     return {"error": {"type": type(exc).__name__, "message": mask(exc.message)}}
+
+
+class PlainRoutes:
+    """ASGI middleware (inside authentication) answering ``asgi_routes`` without FastAPI."""
+
+    def __init__(self, app: Any, fastapi_app: FastAPI, routes: dict[tuple[str, str], Any]) -> None:
+        self.app, self.fastapi_app, self.routes = app, fastapi_app, routes
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            handler = self.routes.get((scope["method"], scope["path"]))
+            if handler is not None and await handler(self.fastapi_app, scope, receive, send):
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -103,6 +122,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.state.key_cache = KeyCache(store)
     app.state.local_token = new_token()  # written into the store directory by `flywheel serve`
     register_secret(app.state.local_token)
+    fast = {k: v for m in modules for k, v in getattr(m, "asgi_routes", {}).items()}
+    if fast:
+        app.add_middleware(PlainRoutes, fastapi_app=app, routes=fast)
     app.add_middleware(AuthMiddleware, cache=app.state.key_cache, settings=settings,
                        local_token=app.state.local_token)
     return app

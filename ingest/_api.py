@@ -14,10 +14,11 @@ import json
 import logging
 import re
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from google.rpc import status_pb2
+from starlette.requests import ClientDisconnect
 
 from flywheel import (
     FlywheelError,
@@ -123,12 +125,13 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             await run_in_threadpool(app.state.decode_pool.close)
 
 
-def _otlp_error(status: int, message: str, content_type: str, headers: dict[str, str] | None = None) -> Response:
+def _otlp_error(status: int, message: str, content_type: str, headers: dict[str, str] | None = None
+                ) -> tuple[int, bytes, str, dict[str, str] | None]:
     st = status_pb2.Status(code={400: 3, 413: 8, 415: 3, 503: 14}.get(status, 2), message=message)
     if content_type == "application/json":
         body = json.dumps({"code": st.code, "message": message}).encode()
-        return Response(body, status, headers=headers, media_type="application/json")
-    return Response(st.SerializeToString(), status, headers=headers, media_type="application/x-protobuf")
+        return status, body, "application/json", headers
+    return status, st.SerializeToString(), "application/x-protobuf", headers
 
 
 def _gunzip(body: bytes, limit: int) -> bytes:
@@ -152,17 +155,17 @@ def _gunzip(body: bytes, limit: int) -> bytes:
             return b"".join(out)
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
+async def _read_body(headers: Mapping[str, str], chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    declared = headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"request body of {declared} bytes is over the limit of {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
+    parts, size = [], 0
+    async for chunk in chunks:
         size += len(chunk)
         if size > limit:
             raise PayloadTooLarge(f"request body is over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 @router.post(
@@ -176,36 +179,51 @@ async def _read_body(request: Request, limit: int) -> bytes:
 )
 async def export_traces(request: Request) -> Response:
     """Accept spans; answer only when they are durable."""
-    settings: Settings = request.app.state.settings
-    writer: SpanWriter = request.app.state.writer
-    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    # the server answers this path from ``asgi_routes`` (below) without FastAPI's request
+    # machinery; this route is the same export for a principal that handler leaves to
+    # FastAPI (its 403), and the route's OpenAPI entry
+    status, body, media_type, headers = await export(
+        request.app, request.headers, request.stream(), request_project(request))
+    return Response(body, status, headers=headers, media_type=media_type)
+
+
+async def export(app: Any, headers: Mapping[str, str], chunks: AsyncIterator[bytes],
+                 project: str) -> tuple[int, bytes, str, dict[str, str] | None]:
+    """``POST /v1/traces`` as (status, body, media type, extra headers), whichever route got it.
+
+    ``headers`` are the request's, looked up by lower-case names.
+    """
+    settings: Settings = app.state.settings
+    writer: SpanWriter = app.state.writer
+    ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype not in _TYPES:
         return _otlp_error(415, f"unsupported content type {ctype!r}; use application/x-protobuf "
                            "or application/json", "application/json")
-    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    encoding = headers.get("content-encoding", "identity").strip().lower()
     if encoding not in {"identity", "gzip", ""}:
         return _otlp_error(415, f"unsupported content encoding {encoding!r}; use gzip", ctype)
     with writer.receiving_request():
-        return await _export(request, settings, writer, ctype, encoding)
+        return await _export(app, headers, chunks, project, settings, writer, ctype, encoding)
 
 
-async def _export(request: Request, settings: Settings, writer: SpanWriter, ctype: str,
-                  encoding: str) -> Response:
-    """``export_traces`` once the content type and encoding are known."""
+async def _export(app: Any, headers: Mapping[str, str], chunks: AsyncIterator[bytes], project: str,
+                  settings: Settings, writer: SpanWriter, ctype: str,
+                  encoding: str) -> tuple[int, bytes, str, dict[str, str] | None]:
+    """``export`` once the content type and encoding are known."""
     limit = settings.ingest.max_body_bytes
     try:
-        declared = request.headers.get("content-length", "")
+        declared = headers.get("content-length", "")
         writer.check_capacity(int(declared) if declared.isdigit() and int(declared) <= limit else 0)
-        body = await _read_body(request, limit)
+        body = await _read_body(headers, chunks, limit)
         if encoding == "gzip":
             body = _gunzip(body, limit)
-        pool: DecodePool | None = getattr(request.app.state, "decode_pool", None)
+        pool: DecodePool | None = getattr(app.state, "decode_pool", None)
         if pool is not None:
             try:
                 payload, accepted, rejected, reasons, truncated, error = await pool.decode(
-                    body, ctype, request_project(request), Limits.from_settings(settings.ingest))
+                    body, ctype, project, Limits.from_settings(settings.ingest))
             except BrokenProcessPool:
-                await _restart_pool(request.app, pool)
+                await _restart_pool(app, pool)
                 raise OverloadedError("a decode worker exited; the pool was restarted, "
                                       "retry this request", retry_after=1) from None
             if error:
@@ -214,7 +232,7 @@ async def _export(request: Request, settings: Settings, writer: SpanWriter, ctyp
                                             truncated)
         else:
             batch = await run_in_threadpool(
-                _decode_and_log, writer, body, ctype, settings, request_project(request))
+                _decode_and_log, writer, body, ctype, settings, project)
     except OverloadedError as exc:
         return _otlp_error(503, exc.message, ctype, {"Retry-After": str(max(1, round(exc.retry_after)))})
     except FlywheelError as exc:
@@ -226,7 +244,45 @@ async def _export(request: Request, settings: Settings, writer: SpanWriter, ctyp
                            ctype, {"Retry-After": "1"})
     writer.stats.rejected_spans += batch.rejected
     writer.stats.truncated.update(batch.truncated)
-    return Response(encode_response(batch, ctype), 200, media_type=ctype)
+    return 200, encode_response(batch, ctype), ctype, None
+
+
+async def _asgi_chunks(receive: Any) -> AsyncIterator[bytes]:
+    """The request body as it arrives (``Request.stream`` without the ``Request``)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunk = message.get("body", b"")
+        if chunk:
+            yield chunk
+        if not message.get("more_body", False):
+            return
+
+
+async def _export_asgi(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> bool:
+    """``POST /v1/traces`` as a plain ASGI handler (``asgi_routes``).
+
+    The hot route skips FastAPI's routing, dependency solving and request
+    objects. The authentication middleware ran before it; a principal without
+    scope ``ingest`` is left to the FastAPI route (False), which answers its 403.
+    """
+    principal = scope.get("state", {}).get("principal")
+    if principal is None or not principal.allows("ingest"):
+        return False
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    status, body, media_type, extra = await export(app, headers, _asgi_chunks(receive),
+                                                   principal.project)
+    raw = [(b"content-length", str(len(body)).encode()), (b"content-type", media_type.encode())]
+    raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+    return True
+
+
+#: Routes answered as plain ASGI handlers inside the authentication middleware
+#: (``flywheel._app``): (method, path) -> handler(app, scope, receive, send) -> handled.
+asgi_routes = {("POST", "/v1/traces"): _export_asgi}
 
 
 async def _restart_pool(app: FastAPI, broken: DecodePool) -> None:
