@@ -25,7 +25,7 @@ from flywheel.side_effects import (
 
 from flywheel import Store
 
-from ._agentdojo import BENCHMARK_VERSION
+from ._agentdojo import load_suite
 from ._runner import TrialRecord, parse_suite
 
 
@@ -125,10 +125,8 @@ def agentdojo_side_effects(
     Scoped by its user task's ground truth plus ``accepted`` correct runs of the
     same task (``accepted_runs``): the scope fits every correct run, not one.
     """
-    from agentdojo.task_suite.load_suites import get_suite
-
     _, suite_name = parse_suite(record.suite)
-    suite = get_suite(BENCHMARK_VERSION, suite_name)
+    suite = load_suite(suite_name)
     env = suite.environment_type.model_validate_json(record.s0)
     scope = scope_from_ground_truth(
         suite, suite.user_tasks[record.task_id], env, free=True, accepted=accepted

@@ -12,7 +12,10 @@ held-out suite is read without suite-specific tuning.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,11 +114,62 @@ def snapshot_env(env: BaseModel) -> Snapshot:
     return Snapshot.from_records(adapter.records(env.model_dump(mode="json")))
 
 
-def agentdojo_maps(suite_name: str, version: str = "v1.2") -> list[str]:
-    """Map hints of a suite's environment type (for reading its stored JSON dumps)."""
+def agentdojo_suite(version: str, suite_name: str) -> Any:
+    """AgentDojo's task suite ``suite_name``, imported without its model clients.
+
+    AgentDojo's ``agent_pipeline/__init__`` imports the model client of every vendor
+    it supports (anthropic, openai, cohere, google: about 3,300 modules, 3-4 s of CPU
+    in each process); suites, tools and the ground-truth pipeline import only its
+    submodules, so that ``__init__`` is deferred until a name of the package itself
+    is asked for.
+    """
+    defer_package_init("agentdojo.agent_pipeline")
     from agentdojo.task_suite.load_suites import get_suite
 
-    return maps_from_pydantic(get_suite(version, suite_name).environment_type)
+    return get_suite(version, suite_name)
+
+
+_defer_lock = threading.RLock()
+
+
+def defer_package_init(name: str) -> None:
+    """Register package ``name`` without running its ``__init__`` until it is needed.
+
+    The package is registered from its own spec, so ``__path__`` finds its submodules
+    and they import as usual; a module ``__getattr__`` (PEP 562) runs the real
+    ``__init__`` the first time a name of the package itself is asked for, so code
+    that wants what ``__init__`` defines still gets it. A package already imported,
+    or not installed, is left alone. (``importlib.util.LazyLoader`` cannot do this:
+    it loads on the first attribute read, and importing a submodule reads
+    ``__path__``.)
+    """
+    with _defer_lock:
+        if name in sys.modules:
+            return
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+            return
+        module = importlib.util.module_from_spec(spec)
+        loaded: list[bool] = []
+
+        def load_package(attr: str) -> Any:
+            with _defer_lock:
+                if not loaded:
+                    loaded.append(True)
+                    spec.loader.exec_module(module)
+                    module.__dict__.pop("__getattr__", None)
+            try:
+                return module.__dict__[attr]
+            except KeyError:
+                raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
+
+        module.__getattr__ = load_package  # type: ignore[method-assign]
+        sys.modules[name] = module
+
+
+def agentdojo_maps(suite_name: str, version: str = "v1.2") -> list[str]:
+    """Map hints of a suite's environment type (for reading its stored JSON dumps)."""
+    return maps_from_pydantic(agentdojo_suite(version, suite_name).environment_type)
 
 
 def snapshot_agentdojo_json(doc: Any, suite_name: str, version: str = "v1.2") -> Snapshot:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
 from flywheel.harness import AgentDojoEnvironment
+
+
+def _ground_truth(task):
+    # after the environment is built (which loads the suite without AgentDojo's model clients)
+    from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+
+    return GroundTruthPipeline(task)
 
 
 def own_utility(suite_name: str, task_id: str, injection_task_id: str | None = None) -> bool:
@@ -13,7 +19,7 @@ def own_utility(suite_name: str, task_id: str, injection_task_id: str | None = N
     task = suite.get_user_task_by_id(task_id)
     inj = suite.get_injection_task_by_id(injection_task_id) if injection_task_id else None
     utility, _ = suite.run_task_with_pipeline(
-        GroundTruthPipeline(task), task, inj, env.injections()
+        _ground_truth(task), task, inj, env.injections()
     )
     return bool(utility)
 
@@ -25,6 +31,6 @@ def own_security(suite_name: str, task_id: str, injection_task_id: str) -> bool:
     task = suite.get_user_task_by_id(task_id)
     inj = suite.get_injection_task_by_id(injection_task_id)
     _, security = suite.run_task_with_pipeline(
-        GroundTruthPipeline(inj), task, inj, env.injections()
+        _ground_truth(inj), task, inj, env.injections()
     )
     return bool(security)

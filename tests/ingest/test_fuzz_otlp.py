@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from flywheel import Settings, create_app
 from tests._auth import LOCAL
-from tests.ingest.otlp_strategies import otlp_bodies
 from tests._budget import examples
+from tests.ingest.otlp_strategies import otlp_bodies
 
 
 def test_fuzzed_bodies_never_5xx(store, tmp_path):

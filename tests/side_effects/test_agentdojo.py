@@ -9,10 +9,12 @@ category the attack belongs to.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 pytest.importorskip("agentdojo")
-from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
+from flywheel.side_effects import agentdojo_suite as get_suite  # noqa: E402
 from flywheel.side_effects import attack_run, gate_input  # noqa: E402
 
 #: The category each injection task's success must show (by what it does).
@@ -173,3 +175,56 @@ def test_cli_on_stored_agentdojo_dumps(tmp_path) -> None:  # noqa: ANN001 - pyte
         ],
     )
     assert r.exit_code == 1 and "unknown AgentDojo suite" in r.output
+
+
+
+def test_suites_load_without_the_model_clients() -> None:
+    """A fresh interpreter loads a suite and its ground-truth pipeline without vendor SDKs.
+
+    The ground-truth pipeline is a submodule of the deferred ``agentdojo.agent_pipeline``.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from flywheel.side_effects import agentdojo_suite\n"
+        "suite = agentdojo_suite('v1.2', 'banking')\n"
+        "from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline\n"
+        "vendors = {'anthropic', 'openai', 'cohere'}\n"
+        "assert not vendors & sys.modules.keys(), vendors & sys.modules.keys()\n"
+        "print('ok', len(suite.user_tasks))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok 16"), out.stderr[-2000:]
+
+
+def test_a_deferred_package_runs_its_init_on_the_first_name_asked(tmp_path, monkeypatch) -> None:
+    """Submodules import without the package's ``__init__``; its first name runs it, once.
+
+    A missing name is an AttributeError; deferring twice, or a package not installed, is a no-op.
+    """
+    from flywheel.side_effects._agentdojo import defer_package_init
+
+    pkg = tmp_path / "deferpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "import sys\nsys.deferpkg_runs = getattr(sys, 'deferpkg_runs', 0) + 1\nHEAVY = 'loaded'\n"
+    )
+    (pkg / "light.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "deferpkg", raising=False)
+    monkeypatch.delitem(sys.modules, "deferpkg.light", raising=False)
+    defer_package_init("deferpkg")
+    defer_package_init("deferpkg")
+    from deferpkg.light import VALUE
+
+    assert VALUE == 1 and not hasattr(sys, "deferpkg_runs")
+    import deferpkg
+
+    assert deferpkg.HEAVY == "loaded" and deferpkg.HEAVY == "loaded" and sys.deferpkg_runs == 1
+    with pytest.raises(AttributeError):
+        deferpkg.missing  # noqa: B018
+    del sys.deferpkg_runs
+    defer_package_init("no_such_package_here")  # not installed: left alone
+    assert "no_such_package_here" not in sys.modules

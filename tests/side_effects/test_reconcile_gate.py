@@ -21,7 +21,7 @@ from flywheel.side_effects import (
 
 agentdojo = pytest.importorskip("agentdojo")
 from agentdojo.functions_runtime import FunctionCall  # noqa: E402
-from agentdojo.task_suite.load_suites import get_suite  # noqa: E402
+from flywheel.side_effects import agentdojo_suite as get_suite  # noqa: E402
 
 
 def test_replay_write_that_fails_validation_changes_nothing_and_is_reported() -> None:
