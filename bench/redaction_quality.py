@@ -20,7 +20,8 @@ Usage:
                                                        # development data, half B stays blind:
     python bench/redaction_quality.py --corpus holdout8 --parts --misses  # half A's misses only
     python bench/redaction_quality.py --corpus holdout9  # the ninth hand-written corpus
-                                                       # (blind: no run yet)
+                                                       # (first run: holdout9.independent.txt;
+                                                       # misses never read: keep it blind)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
