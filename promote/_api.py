@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from flywheel.promote._api_guard import guard_response
+from flywheel.promote._api_guard import candidate_view, guard_response
 # The app applies it to trace views for keys without scope raw (flywheel._app).
 from flywheel.promote._api_guard import redact_trace_view  # noqa: F401
 from flywheel.promote._candidates import get_candidate
@@ -191,29 +191,12 @@ def list_queue(
 )
 def get_candidate_route(request: Request, candidate_id: str) -> CandidateDetail:
     """Everything a reviewer needs, with no raw value (redacted steps only)."""
-    from flywheel.ingest import read_provenance
-
     store = request.app.state.store
     project = request_project(request)
     cand = get_candidate(store, candidate_id, project=project)
     state = review_state(store, cand, project=project)
-    try:
-        prov = read_provenance(store, cand.trace_id, project=project)
-    except UserError:
-        prov = []
+    body = candidate_view(store, cand, state, project=project)
     report = cand.report()
-    body = {
-        "candidate": cand.summary(),
-        "redacted_steps": [
-            {k: v for k, v in s.__dict__.items() if v not in (None, {}, "")} for s in cand.steps()
-        ],
-        # The report's counts are keyed by label (NAME: 3): only its paths are text.
-        "report_findings": report.get("findings", []),
-        "provenance": prov,
-        "task": state.task,
-        "review": state.to_dict(with_events=True),
-    }
-    body = guard_response(body, store=store, candidate_id=candidate_id, project=project)
     report["findings"] = body.pop("report_findings")
     return CandidateDetail(**body, redaction_report=report)
 

@@ -87,6 +87,47 @@ def redact_trace_view(body: Any) -> Any:
     return redacted
 
 
+def candidate_view(store: Store, cand: Any, state: Any, *, project: str = "default") -> dict[str, Any]:
+    """A candidate as a reviewer reads it, guarded: the one redaction of review and release.
+
+    The body of ``GET /api/promote/candidates/{id}`` (candidate summary,
+    redacted steps, the report's finding paths as ``report_findings``,
+    provenance, task, review) through ``guard_response``. An approval stores
+    this view's ``task`` (``promote._review.record_event``), so a value the
+    review view hides -- found by today's detectors, by a reviewer's rule, or
+    only in the context of the whole candidate -- is not in the released task.
+
+    Args:
+        store: The store.
+        cand: The ``Candidate``.
+        state: Its ``ReviewState``.
+        project: The candidate's project.
+    """
+    from flywheel.ingest import read_provenance
+
+    from flywheel import UserError
+
+    try:
+        prov = read_provenance(store, cand.trace_id, project=project)
+    except UserError:
+        prov = []
+    body = {
+        "candidate": cand.summary(),
+        "redacted_steps": [
+            {k: v for k, v in s.__dict__.items() if v not in (None, {}, "")} for s in cand.steps()
+        ],
+        # The report's counts are keyed by label (NAME: 3): only its paths are text.
+        "report_findings": cand.report().get("findings", []),
+        "provenance": prov,
+        "task": state.task,
+        "review": state.to_dict(with_events=True),
+    }
+    guarded: dict[str, Any] = guard_response(
+        body, store=store, candidate_id=cand.candidate_id, project=project
+    )
+    return guarded
+
+
 def guard_response(
     body: Any,
     *,

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flywheel.evalset import Task, task_sha256
+from flywheel.promote._api_guard import candidate_view
 from flywheel.promote._candidates import Candidate, get_candidate, list_candidates
 from pydantic import ValidationError
 
@@ -348,7 +349,10 @@ def record_event(
             elif kind == "approve":
                 if st.task is None:
                     raise UserError(f"candidate {candidate_id} has no task to approve")
-                t = validate_task(st.task)
+                # What is approved (and released) is the task as the review view shows it:
+                # one redaction for both, so nothing the view hides reaches a bundle.
+                shown = candidate_view(store, cand, st, project=project)["task"]
+                t = validate_task({**shown, "task_id": st.task.get("task_id")})
                 body, sha = t.model_dump_json(), task_sha256(t)
         event = ReviewEvent(
             candidate_id,

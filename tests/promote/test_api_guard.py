@@ -10,8 +10,10 @@ response of the candidate, queue and write routes is checked by known value
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from flywheel.pii import find_leaks, scan_document
@@ -121,3 +123,50 @@ def test_new_pseudonyms_do_not_reuse_numbers_already_in_the_body() -> None:
     assert out["a"] == body["a"]
     assert out["b"] == "new <EMAIL_3>"
     assert report.distinct == {"EMAIL": 1}
+
+
+def test_what_the_review_view_hides_is_not_in_the_released_bundle(
+    store: Store, tmp_path: Path
+) -> None:
+    """One redaction for review and release: the approved task is the task as the view shows it.
+
+    Two ways a value sits in a candidate that the view hides: the stored steps were
+    redacted by the detectors of an older day (a raw e-mail in the user's words, so in
+    the drafted prompt too), and a reviewer's edit typed a name, a phone and a token.
+    """
+    from dataclasses import replace
+
+    from flywheel.evalset import export_bundle, release_from_store
+    from flywheel.promote._candidates import write_candidates  # a candidate of older detectors
+
+    insert(store, agent_trace(tid(42), "Where is my parcel?", [("track_parcel", {"parcel": "PX-1"}, {"ok": 1})], "Soon."))
+    sample_candidates(store, SamplingPolicy(successes={"per_slice": 5}))
+    dedupe_candidates(store)
+    (red,) = redact_candidates(store)
+    stale = red.redacted_steps.replace("Where is my parcel?", f"Where is my parcel? Mail me at {_EMAIL}")
+    assert stale != red.redacted_steps
+    write_candidates(store, [replace(red, redacted_steps=stale)])
+    (cand,) = draft_candidates(store)
+    assert _EMAIL in cand.draft  # the draft holds what the stale steps held
+    cid = cand.candidate_id
+
+    st = record_event(store, cid, "claim", "Odile Marchetti", 0)
+    task = dict(st.task or {})
+    task["expected_tools"] = [*task.get("expected_tools", []), f"notify Odalys Ferreira-Kunst {_PHONE}"]
+    task["metadata"] = {**task.get("metadata", {}), "note": f"token Bearer {_TOKEN}"}
+    st = record_event(store, cid, "edit", "Odile Marchetti", st.version, task=task)
+    async def view() -> Any:
+        h = Reviewers(store)["Odile Marchetti"]
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_app(Settings(), store)), base_url=LOCAL, headers=h
+        ) as c:
+            return (await c.get(f"/api/promote/candidates/{cid}")).json()
+
+    assert find_leaks(anyio.run(view), PLANTED) == []  # the view hides every one
+    record_event(store, cid, "approve", "Odile Marchetti", st.version)
+
+    result = release_from_store(store, tmp_path / "sets", "default")  # nothing to refuse
+    out = export_bundle(tmp_path / "sets", f"default@{result.version}", tmp_path / "out")
+    blob = "".join(p.read_text(encoding="utf-8") for p in sorted(out.iterdir()))
+    assert [v for v in PLANTED if v in blob] == []
+    assert "Where is my parcel? Mail me at <EMAIL_" in blob  # redacted, not dropped

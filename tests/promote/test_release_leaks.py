@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from flywheel.promote import (
     SamplingPolicy,
     dedupe_candidates,
     draft_candidates,
+    list_candidates,
     read_events,
     record_event,
     record_leak_exception,
@@ -196,11 +198,34 @@ def _with_planted_value(task: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
+def _approve_unguarded(store: Store, cid: str, edit: Any) -> None:
+    """Approve, then store the edited task as written, raw values and all.
+
+    An approval stores the task as the review view shows it (redacted), so a
+    reviewer's edit cannot carry a value into a release that way; this row is
+    the approval of an older version, or one written to the table by hand,
+    which the release must still refuse.
+    """
+    from flywheel.evalset import task_sha256
+
+    _approve(store, cid)
+    st = review_state(store, next(c for c in list_candidates(store, bodies=True) if c.candidate_id == cid))
+    task = Task.model_validate(edit(dict(st.task or {})))
+    store.insert(
+        "approved_tasks",
+        {"project_id": ["default"], "evalset": ["leaks"], "task_id": [task.task_id],
+         "candidate_id": [cid], "trace_id": [task.source_trace_id or ""],
+         "body": [task.model_dump_json()], "task_sha256": [task_sha256(task)],
+         "approved_by": ["rita"], "review_version": [st.version], "withdrawn": [False],
+         "updated_at": [time.time_ns()]},
+    )
+
+
 def test_release_with_a_planted_value_is_refused_until_an_exception(
     store: Store, tmp_path: Path
 ) -> None:
     (cand,) = _drafted(store, _canary_trace(2))
-    _approve(store, cand.candidate_id, edit=_with_planted_value)
+    _approve_unguarded(store, cand.candidate_id, _with_planted_value)
     root = tmp_path / "sets"
     with pytest.raises(LeakRefused) as exc:
         release_from_store(store, root, "leaks")

@@ -30,7 +30,12 @@ from flywheel.promote import read_events
 
 from flywheel import LeakRefused, Settings, Store
 from flywheel._clikit import CliContext
-from tests.promote.test_release_leaks import _approve, _canary_trace, _drafted, _with_planted_value
+from tests.promote.test_release_leaks import (
+    _approve_unguarded,
+    _canary_trace,
+    _drafted,
+    _with_planted_value,
+)
 
 #: One value per entity type, written for this file (none from a corpus).
 PLANTED: dict[str, str] = {
@@ -106,7 +111,7 @@ def test_cli_release_is_refused_then_allowed_by_a_recorded_exception(
     store: Store, tmp_path: Path
 ) -> None:
     (cand,) = _drafted(store, _canary_trace(7))
-    _approve(store, cand.candidate_id, edit=_with_planted_value)
+    _approve_unguarded(store, cand.candidate_id, _with_planted_value)
     cli, runner, root = _cli(store), CliRunner(), str(tmp_path / "sets")
     res = runner.invoke(cli, ["evalset", "release", "leaks", "--root", root])
     assert res.exit_code == 1, res.output
