@@ -330,3 +330,44 @@ def test_store_large_cluster_stays_bounded(store: Store) -> None:
     for b in range(3):
         idx.add_traces([(f"p{b}-{i}", t) for i in range(150)])
     assert [(c.cluster_id, c.size) for c in idx.clusters()] == [("p0-0", 450)]
+
+
+def test_intent_of_messages_recorded_as_one_json_attribute(store: Store) -> None:
+    """A chat span holding its whole conversation in one JSON attribute (OpenAI chat
+    messages in ``llm.input_messages``, Responses items in ``openai.responses.input``)
+    is a step whose input is that conversation: the intent is the user's words, not a
+    later span's placeholder, and two such chats with different requests are no
+    duplicates. Counter-example: the tool output inside the Responses items (a
+    ``function_call_output``) is never read as the user's request.
+    """
+    from flywheel.promote import load_traces
+
+    from tests.promote.test_sampling import _span, insert, tid
+
+    def chat(n: int, attrs: dict[str, object]) -> list[dict[str, object]]:
+        t = tid(n)
+        root, a, b = f"{n:08x}r0000000"[:16], f"{n:08x}a0000000"[:16], f"{n:08x}b0000000"[:16]
+        later = {"gen_ai.operation.name": "chat",
+                 "gen_ai.input.messages": json.dumps([{"role": "user", "content": "(history)"}]),
+                 "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": "Done."}])}
+        return [_span(t, root, "", "invoke_agent shop", 0, {"gen_ai.operation.name": "invoke_agent"}),
+                _span(t, a, root, "chat gpt", 10, {"gen_ai.operation.name": "chat", **attrs}),
+                _span(t, b, root, "chat gpt", 20, later)]
+
+    messages = [{"role": "system", "content": "You are the shop's assistant."},
+                {"role": "user", "content": "Swap the blue kettle in my December box for the steel teapot"}]
+    items = [
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Appeal the parking charge, the ticket machine was broken"}]},
+        {"type": "function_call", "call_id": "fc_1", "name": "pcn_lookup", "arguments": '{"pcn": "X1"}'},
+        {"type": "function_call_output", "call_id": "fc_1", "output": '{"site": "harbour car park"}'},
+    ]
+    insert(store, chat(51, {"llm.input_messages": json.dumps(messages)}))
+    insert(store, chat(52, {"openai.responses.input": json.dumps(items)}))
+    got = load_traces(store, [tid(51), tid(52)], project="default")
+    box, appeal = (trace_signature(got[tid(n)].steps) for n in (51, 52))
+    assert box.intent == "swap blue kettle december box steel teapot"
+    assert appeal.intent == "appeal parking charge ticket machine broken"
+    assert "harbour" not in appeal.intent
+    assert box.informative and appeal.informative
+    assert DedupeIndex().add_many([("b", box), ("a", appeal)])[1].is_new_cluster
