@@ -1020,7 +1020,9 @@ _LATIN_STREET = (
     r"Str\.|Bulevardul|B-dul|Aleea|Șoseaua|Soseaua|Piața|Splaiul|"
     r"Jalan|Jl\.|Jln\.|Gg\.|Lrg\.|Odos|Odós|Leoforos|Leof\.|Plateia|"
     r"Οδός|Λεωφόρος|Λεωφ\.|Πλατεία|Cra\.|Đường|Phố|Kalye|"
-    r"Bóthar|Sráid|Heol|Ffordd|Stryd|Vía"
+    r"Bóthar|Sráid|Heol|Ffordd|Stryd|Vía|"
+    # Galician and Basque
+    r"Rúa|Praza|Camiño|Rolda|Travesa|Kale"
 )
 #: Lower-case words inside a Romance street name ("Calle de la Almudena", "Via dei Gelsomini").
 _STREET_PARTICLES = r"de|del|della|delle|dei|degli|di|da|do|dos|das|la|las|los|el|le|les|y|e|des|du|d'[\w]+"
@@ -1040,7 +1042,8 @@ _SEPARATE_STREET = (
     r"ulice|ul\.|náměstí|nám\.|třída|ulica|ulica|cesta|trg|"
     r"gatan|vägen|gata|veien|vej|gade|allé|plads|torget|"
     # Baltic, Slovene/Croatian/Serbian, Czech/Slovak written after the name
-    r"iela|gatvė|gatve|g\.|tänav|mnt\.|maantee|pst\.|puiestee|cesta|ulica|ulice|třída|nábřeží"
+    r"iela|gatvė|gatve|g\.|tänav|mnt\.?|maantee|pst\.|puiestee|cesta|ulica|ulice|třída|nábřeží|"
+    r"kalea|etorbidea|pasealekua|bidea"
 )
 #: Street suffixes glued to a capitalised name (Finnish, Swedish, Norwegian, Danish).
 _NORDIC_SUFFIX = (
@@ -1060,7 +1063,7 @@ _STREET_FIRST = (
 #: Where a street line must end for the shapes above: punctuation, the end, a postcode, a unit.
 _LINE_END = (
     r"(?=\.?[ ]?[,;)\n]|\.?\Z|\.[ ]|[ ]\d{2}-\d{3}\b|[ ]\d{4,5}\b|[ ][A-Z][ ]\d|/\d"
-    r"|\.[ ]?[IVX]{1,4}/|[ ][HULK]\d{4},)"
+    r"|\.[ ]?[IVX]{1,4}/|[ ][HULK]\d{4},|[ ]lgh[ ]\d)"
 )
 #: Street-line shapes, in priority order (the first shape matching at a position wins).
 #: One pattern each instead of one alternation: the German/Dutch shape is found
@@ -1103,7 +1106,7 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     # (found from the street word and extended back over the name, see ``_street_lines``)
     re.compile(
         rf"(?<=[ \-])(?:{_SEPARATE_STREET})[ ,]+(?:(?:No|Nr|Nº|N°)[:.]?[ ]?)?"
-        rf"\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?{_LINE_END}"
+        rf"\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?(?:[/\-]\d{{1,4}}[a-zA-Z]?(?!\w))?{_LINE_END}"
     ),
     re.compile(rf"(?<=[^\W\d_]{{2}})(?:{_NORDIC_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[A-Za-z](?!\w))?{_LINE_END}"),
     re.compile(
@@ -1115,12 +1118,29 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     # postcode: "Meetup 3, 2026 Berlin" stays).
     re.compile(
         rf"\b{_UPW}(?:[ ](?:{_UPW}|{_STREET_PARTICLES}|der|den|dem)){{0,3}}[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"
-        r"(?=,?[ ](?:[A-Z]{1,2}-)?(?!(?:19|20)\d\d(?!\d))\d{4,5}[ ][A-ZÀ-Þ][^\W\d_])"
+        r"(?:[/\-]\d{1,4}[a-zA-Z]?(?!\w))?"
+        r"(?=,?[ ](?:(?:[A-Z]{1,2}-)?(?!(?:19|20)\d\d(?!\d))\d{4,5}|\d{3}[ ]\d{2}|\d{2}-\d{3})"
+        r"[ ][A-ZÀ-ÞŁŚŻŹĆŃŠŽČŘ][^\W\d_])"
     ),
     # English street words in lower case as people type them ("12 baker street").
     re.compile(
         r"\b\d{1,5}[a-z]?[ ](?:(?!(?:of|the|a|an|on|in|to|by|for|and|or|at|off|from|down|up|along|across)[ ])"
         r"[a-z]{2,}[ ]){1,3}(?:street|road|avenue|boulevard|lane)\b"
+    ),
+    # A French street word in lower case ("5 allée des peupliers 2eme etage 69120 vaulx"):
+    # the postcode and town after a few words say it is an address.
+    re.compile(
+        rf"\b\d{{1,4}}(?:[ ]?(?:bis|ter))?,?[ ](?:{_FR_STREET})[ ](?:[\w'’\-]+,?[ ]){{1,7}}?"
+        r"(?=(?!(?:19|20)\d\d(?!\d))\d{5}[ ][^\W\d_]{2})"
+    ),
+    # A Spanish, Galician, Catalan or Portuguese street word and a name in lower case as chat
+    # writes them ("c/ san bernardo 45, 2º izq"): the number must end the street line or be
+    # followed by a floor ("3ºA") or a postcode. English-looking words (via, plaza, corso)
+    # are left to the shapes above, which want a capitalised name.
+    re.compile(
+        r"(?<![\w/])(?i:calle|c/|avda\.?|avenida|paseo|rúa|praza|travesía|travesa|camino|camiño|"
+        r"carrer|rua|ronda|rambla)[ ](?:[^\W\d_][\w'’\-]*\.?,?[ ]){1,5}?(?:n\.?[º°o]\.?[ ]?)?"
+        r"\d{1,4}(?:[ ]?[a-zA-Z](?!\w))?(?=[ ]?[,.;)\n]|\Z|[ ]\d{4,5}\b|[ ]\d{1,2}[ºª])"
     ),
 )
 _SUFFIX_SHAPE = 3
@@ -1137,7 +1157,7 @@ _DIGIT = re.compile(r"\d")
 _ADDRESS_TAIL = re.compile(
     r"""(?x)\A(?:
         (?:,?[ ](?:Apt|Apartment|Suite|Ste|Unit|Flat|Bât\.?|Bâtiment|Étage|Piso|Planta|Puerta|
-              Scala|Interno|Int\.|Wohnung|Whg\.|\d{1,2}º)[^,\n]{0,12})?
+              Scala|Interno|Int\.|Wohnung|Whg\.|lgh|\d{1,2}º)[^,\n]{0,12})?
         (?:,?[ ](?:\d{1,2}º[ ]?[A-Z]?))?
         (?:/\d{1,4}[a-zA-Z]?|\.?[ ][IVX]{1,4}/\d{1,3}|[ ][A-Z][ ]\d{1,3}(?![\d.,]\d)
           |[ ][HULK]\d{4})?

@@ -38,3 +38,68 @@ def test_street_look_alikes(text: str) -> None:
     found = " ".join(_addresses(text))
     assert "Meetup" not in found and "of the road" not in found and "turns" not in found
     assert "Hafenstraße" not in found
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        # Czech/Slovak house numbers (conscription/orientation) before a "123 45" postcode
+        ("Doručit: Korunní 2098/17, 120 00 Praha 2.", "Korunní 2098/17, 120 00 Praha"),
+        ("adresa: Obchodná 41/7, 811 06 Bratislava", "Obchodná 41/7, 811 06 Bratislava"),
+        # a Polish village with a number before a "12-345" postcode
+        ("Adres: Wólka Pełkińska 27, 37-511 Wólka", "Wólka Pełkińska 27, 37-511"),
+        # Estonian "mnt" without its dot, a house and flat number
+        ("Aadress: Narva mnt 31b-4, 10120 Tallinn", "Narva mnt 31b-4, 10120 Tallinn"),
+        # a Swedish flat number after the house number
+        ("Ny adress: Kungsgatan 9 A lgh 1204, 411 19 Göteborg.", "Kungsgatan 9 A lgh 1204, 411 19"),
+        # Galician and Basque street words
+        ("vivo na Rúa da Raíña 5, 27001 Lugo", "Rúa da Raíña 5"),
+        ("Helbidea: Askatasun etorbidea 22, 20004 Donostia", "Askatasun etorbidea 22"),
+        # a French street word in lower case, then floor words, postcode and town
+        ("chui au 12 rue des lilas 3eme etage 31400 toulouse merci", "12 rue des lilas 3eme etage 31400 toulouse"),
+    ],
+)
+def test_street_lines_by_postcode_shape_and_local_words(text: str, street: str) -> None:
+    assert any(street in a for a in _addresses(text)), _addresses(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Verze 2098/17, 120 00 kusů na skladě",  # a lower-case word after the "postcode"
+        "Release 1543/84, 2026 Praha roadmap",  # a year is no postcode
+        "Tabulka 12-3, 11 01 Bratislava",  # "11 01" is no postcode shape
+        "le 12 rue des lilas est un roman de 1954 pages",  # no postcode: a year, then no town
+        "Gruppe 14, 10-12 Teilnehmer",  # a range of two-digit numbers is no postcode
+    ],
+)
+def test_postcode_shapes_need_a_street_line_and_a_town(text: str) -> None:
+    found = " ".join(_addresses(text))
+    assert not any(w in found for w in ("Verze", "Release", "Tabulka", "lilas", "Gruppe")), found
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        ("vivo en c/ san vicente 18, 3º dcha, valencia", "c/ san vicente 18"),
+        ("mándalo a avda. de lugo 31 2ºB, 36004 pontevedra", "avda. de lugo 31"),
+        ("estou na rúa nova 7, ourense", "rúa nova 7"),
+        ("Calle gran vía 40.", "gran vía 40"),
+    ],
+)
+def test_romance_street_words_with_a_lower_case_name(text: str, street: str) -> None:
+    assert any(street in a for a in _addresses(text)), _addresses(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vamos de paseo 2 horas por el parque",  # a walk, and a duration
+        "el camino de 5 km es llano",
+        "hicimos la ronda 3 veces",
+        "la calle 5 de mayo está cortada",  # no number ends the name
+        "sent via email 2 times",
+    ],
+)
+def test_romance_street_words_in_ordinary_sentences_stay(text: str) -> None:
+    assert _addresses(text) == []
