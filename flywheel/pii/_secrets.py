@@ -108,9 +108,22 @@ _MORE_PASSWORD_WORDS = (
     r"cyfrinair|pasfhocal|nenosiri|mật[ ]khẩu|mat[ ]khau|wifi-?passwor[dt]|wlan-?passwort"
 )
 _INFLECTED = r"[^\W\d_]{0,5}"
+#: Prepositions that say where a password is kept ("le mot de passe est dans le coffre",
+#: "the password is with the caretaker", "das Passwort ist unter der Tastatur"): no value.
+_PLACE_WORDS = frozenset(
+    "with inside under behind within dans sous chez avec derrière unter hinter neben "
+    "bei dentro debajo detrás sotto dietro presso onder achter".split()
+)
+#: An access code that logs in to an account ("code d'accès à l'espace adhérent",
+#: "Zugangscode", "código de acceso"): a password when its value is shaped like one (the
+#: shape rule of ``_PROSE_NEAR``); a door's access code of digits stays, as gate codes do.
+_ACCESS_CODE = (
+    r"access\ code|code\ d['’]acc[eè]s|zugangscode|c[oó]digo\ de\ acceso|"
+    r"codice\ d['’]accesso|codice\ di\ accesso|toegangscode|c[oó]digo\ de\ acesso"
+)
 _PROSE = re.compile(
     rf"""(?ix)
-    (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|mdp|contraseña|contrasena|clave|senha|wachtwoord|
+    (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|(?-i:mdp)|contraseña|contrasena|clave|senha|wachtwoord|
          passcode|passphrase|pin|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED})(?![^\W\d_])
     [^\n:=]{{0,30}}?
     (?:[:=]|\bis\b|\bwas\b|\best\b|\bes\b|\bist\b|\blautet\b|\bè\b|\bé\b|\bera\b|
@@ -134,7 +147,7 @@ _PROSE_BARE = re.compile(
 _PROSE_NEAR = re.compile(
     rf"""(?ix)
     (?<![^\W\d_])(?:password|passwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
-         passcode|passphrase|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED})(?![^\W\d_])
+         passcode|passphrase|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED}|(?-i:mdp)|{_ACCESS_CODE})(?![^\W\d_])
     (?P<gap>[^\n.!?;]{{0,48}}?)[ \t:=]["'«“]?
     (?P<v>(?-i:(?=[^\s"'»”]*[a-zß-ÿ])(?=[^\s"'»”]*[0-9!#$%&*+?^~])[^\s"'»”]{{6,64}}))
     """
@@ -314,6 +327,9 @@ _PUBLIC_BEFORE = re.compile(
     r"(?i)(?:public[ _\-]?key|pub[ _\-]?key|recipients?|fingerprint)"
     r"[\"']?[ \t]*[:=][ \t]*[\"'\[ ]*\Z"
 )
+#: A public access token by its provider's documented prefix: Mapbox's ``pk.`` tokens are
+#: made to be embedded in web pages (its secret and temporary tokens are ``sk.`` and ``tk.``).
+_PUBLIC_TOKEN = re.compile(r"(?<![\w.\-])pk\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}")
 _KEY_WORDS_GATE = re.compile(
     r"key|token|secret|schl|chiave|chave|sleutel|nøgle|nøkkel|nyckel|avain|klucz|kulcs|anahtar|cheie"
 )
@@ -351,11 +367,13 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
             not reported by the entropy rule (the caller decoded them as content).
     """
     out: list[Detection] = []
+    public = [m.span() for m in _PUBLIC_TOKEN.finditer(text)] if "pk.eyJ" in text else []
 
     def add(s: int, e: int, score: float) -> None:
         s, e = _strip(text, s, e)
         if e - s >= 4 and _value_ok(text[s:e]) and not text[s:e].startswith("<"):
-            out.append(Detection(s, e, "SECRET", score, "secret"))
+            if not any(ps <= s and e <= pe for ps, pe in public):
+                out.append(Detection(s, e, "SECRET", score, "secret"))
 
     if len(text) < 8:
         return out
@@ -423,7 +441,9 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     if _PROSE_GATE(text, lower):
         for rx in (_PROSE, _PROSE_BARE):
             for m in rx.finditer(text):
-                if not m.group("v").startswith("//"):  # "...: https://...": a link, no password
+                v = m.group("v")
+                # "...: https://...": a link; "the password is in the drawer": a place
+                if not v.startswith("//") and v.casefold() not in _PLACE_WORDS:
                     add(m.start("v"), m.end("v"), 0.7)
     if _NEAR_GATE(text, lower):
         for m in _PROSE_NEAR.finditer(text):

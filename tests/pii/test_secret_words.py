@@ -139,3 +139,44 @@ def test_dated_reference_under_a_session_key_is_no_secret() -> None:
     assert "PO-2026-00417" in out and "Tr0ub4dor&3" not in out
     assert [f.path for f in scan_document(doc)] == ["$.password"]
 
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Mon code d'accès au portail client est Loire-5531-Ka, merci.", "Loire-5531-Ka"),
+        ("Der Zugangscode fürs Kundenkonto lautet fjord-88Tal", "fjord-88Tal"),
+        ("el código de acceso de la web es pinar77-Sur", "pinar77-Sur"),
+        ("mon mdp pour le site c Lavande1987 au cas ou", "Lavande1987"),
+    ],
+)
+def test_access_codes_and_the_french_abbreviation_shaped_like_passwords(text: str, value: str) -> None:
+    assert value in _found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The access code for the side gate is 4471, ring twice.",  # a door code of digits
+        "code d'accès du portail : 2580B",  # upper-case keypad code, no password shape
+        "We solve the MDP with discount gamma=0.95 and horizon h=20.",  # an MDP is no password
+        "le mot de passe est dans le coffre de l'accueil",  # where it is kept
+        "the password is with the caretaker until Monday",
+        "das Passwort ist unter der Tastatur",
+    ],
+)
+def test_access_code_and_password_look_alikes_stay(text: str) -> None:
+    assert _found(text) == []
+
+
+def test_a_public_token_by_its_documented_prefix_stays_and_its_secret_sibling_does_not() -> None:
+    import base64
+
+    def seg(d: str) -> str:
+        return base64.urlsafe_b64encode(d.encode()).decode().rstrip("=")
+
+    body = seg('{"u":"harbourmaps","a":"ckq81zx0a0b1c2d3e4f5g6h7i"}') + ".Zr8Kq2mW5tY7uP1oL3nB6x"
+    text = f'{{"web_embed": "pk.{body}", "server": "sk.{body}", "again": "xpk.{body}"}}'
+    starts = [d.start for d in shared_detector().detect(text) if d.label == "SECRET"]
+    assert starts and all(s > text.index('"server"') for s in starts)  # sk. and xpk. only
+    assert any(s > text.index('"again"') for s in starts)
