@@ -147,7 +147,7 @@ doğum doğdu dogum
 născut născută nascut nascuta nașterii
 rođen rođena rođenja rodjen rodjena datum_rođenja datum_rodjenja
 lahir kelahiran tgl_lahir tanggal_lahir tarikh_lahir
-néixer neixer nascut nascuda naixement data_de_naixement nado nada nacemento jaio jaiotze
+néixer neixer nascut nascuda naixement data_de_naixement nado nada nacemento naceu nacín nacin jaio jaiotze
 născut născută nascut nascuta nașterii nasterii naștere nastere
 γεννήθηκε γεννήθηκα γέννησης γεννησης γεννηθείς γεννημένος γεννημένη gennithike gennisis
 gebore geboore geboorte gebuer gebuerendatum

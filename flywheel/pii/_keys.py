@@ -111,7 +111,8 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "datanascita datadenascimento datanascimento geboortedatum fnac fnacimiento nacido "
     "nacida nato nata nascido nascida nascimento nascita urodzony urodzona dataurodzenia "
     "syntymaaika syntymapaiva fodelsedatum fodd fodselsdato fodt dogumtarihi szuletesidatum "
-    "szuletett datumnarozeni narozen yob birthyear yearofbirth geburtsjahr",
+    "szuletett datumnarozeni narozen nar narozena datumnarodenia narodeny narodena "
+    "datadenacemento datanacemento yob birthyear yearofbirth geburtsjahr",
     SECRET="password passwd pwd pass passphrase passcode pin secret clientsecret "
     "token accesstoken refreshtoken idtoken authtoken apitoken bearertoken sessiontoken "
     "apikey xapikey apisecret secretkey accesskey accesskeyid secretaccesskey privatekey "
@@ -154,7 +155,7 @@ DEFAULT_KEY_RULES.update(
         "documento numerodocumento numdocumento dokument dokumentnummer dokumentnr "
         "identification identity identite identidad identita identiteit identidade "
         "personalnumber personnummer nino ninumber nationalinsurance nationalinsurancenumber "
-        "cpr kimlik"
+        "cpr kimlik rc rodnecislo"
     )
 )
 #: An Azure shared access signature's ``sig``: a credential when it looks generated.

@@ -270,3 +270,60 @@ def test_release_scan_is_stricter_for_birth_dated_ids() -> None:
     serial = f"{date.today().year}0301{pnr[-4:]}"
     assert scan_document({"order": f"order {serial}"}) == []
     assert scan_document({"n": "ref 4670318220 ok"}) == []
+
+
+def _birth_number(yymmdd: str, serial: str) -> str:
+    """A Czech/Slovak birth number (rodné číslo): ten digits divisible by 11."""
+    return f"{yymmdd}/{serial}{int(yymmdd + serial) % 11 % 10}"
+
+
+@pytest.mark.parametrize(
+    ("yymmdd", "serial"), [("850412", "112"), ("915523", "047"), ("047219", "338")]
+)
+def test_czech_and_slovak_birth_numbers_under_their_abbreviated_key(yymmdd: str, serial: str) -> None:
+    """``rc`` (rodné číslo) as a key: a national id when the value passes the birth-number check."""
+    from flywheel.promote import Redactor
+    from stdnum.cz import rc
+
+    value = _birth_number(yymmdd, serial)
+    assert rc.is_valid(value)
+    out, _ = Redactor().redact_document({"clenove": [{"jmeno": "velitel", "rc": value}]})
+    assert value not in str(out) and "<NATIONAL_ID_" in str(out)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,  # a return code
+        "v2.1",  # a release candidate
+        "123457/0710",  # an account number and a bank code: no birth date
+        "850412/1127",  # a birth-number shape whose digits fail mod 11
+    ],
+)
+def test_rc_key_values_that_fail_the_check_stay(value: object) -> None:
+    from flywheel.promote import Redactor
+
+    out, _ = Redactor().redact_document({"job": {"rc": value}})
+    assert out == {"job": {"rc": value}}
+
+
+@pytest.mark.parametrize(
+    ("text", "dob"),
+    [
+        ("a pequena naceu o 4 de xullo de 2020 no CHUS", "4 de xullo de 2020"),
+        ("clenove:\n  - jmeno: Karel Malý\n    nar: 14. 6. 1983\n", "14. 6. 1983"),
+    ],
+)
+def test_galician_birth_verb_and_czech_birth_key(text: str, dob: str) -> None:
+    got = _found(text, "DOB")
+    if not got:  # the key rule is the redactor's, not the text detector's
+        from flywheel.promote import Redactor
+
+        out, _ = Redactor().redact_document({"nar": dob})
+        assert dob not in str(out)
+        return
+    assert dob in got
+
+
+def test_a_galician_date_with_no_birth_word_stays() -> None:
+    assert _found("a reunión foi o 4 de xullo de 2020 no concello", "DOB") == []
