@@ -1144,6 +1144,20 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     ),
 )
 _SUFFIX_SHAPE = 3
+#: The two lower-case shapes at the end run only where a cheap test passes (each tries its
+#: case-blind street words at every position): a five-digit run for the French one, one
+#: of its street words for the Romance one.
+_FIVE_DIGITS = re.compile(r"\d{5}")
+_ROMANCE_WORDS = re.compile(
+    r"calle|c/|avda|avenida|paseo|rúa|praza|travesía|travesa|camino|camiño|carrer|rua|ronda|rambla"
+)
+_FR_WORD = re.compile(rf"(?<![^\W\d_])(?:{_FR_STREET})(?![^\W\d_])[ ]")
+_GATED_SHAPES = {
+    len(_ADDRESS_SHAPES) - 2: lambda text, lower: (
+        _FIVE_DIGITS.search(text) is not None and _FR_WORD.search(lower) is not None
+    ),
+    len(_ADDRESS_SHAPES) - 1: lambda text, lower: _ROMANCE_WORDS.search(lower) is not None,
+}
 _SEPARATE_SHAPE = 7
 _NORDIC_SHAPE = 8
 _NO_STREET_WORD_SHAPE = 10  # only where no other shape found a street line
@@ -1178,9 +1192,13 @@ _ADDRESS_TAIL = re.compile(
 def _street_lines(text: str) -> list[tuple[int, int]]:
     """Street-line spans, leftmost first, not overlapping (as one alternation would give)."""
     found: list[tuple[int, int, int]] = []
+    lower = text.lower()
     for k, rx in enumerate(_ADDRESS_SHAPES):
         if not _SHAPE_GATES[k](text):
             continue  # none of the literals every match of this shape holds (a street word)
+        gate = _GATED_SHAPES.get(k)
+        if gate is not None and not gate(text, lower):
+            continue
         for m in rx.finditer(text):
             start = m.start()
             if k == _SUFFIX_SHAPE:  # the street word: letters before the suffix, from a word start

@@ -117,13 +117,14 @@ _PLACE_WORDS = frozenset(
 #: An access code that logs in to an account ("code d'accès à l'espace adhérent",
 #: "Zugangscode", "código de acceso"): a password when its value is shaped like one (the
 #: shape rule of ``_PROSE_NEAR``); a door's access code of digits stays, as gate codes do.
-_ACCESS_CODE = (
-    r"access\ code|code\ d['’]acc[eè]s|zugangscode|c[oó]digo\ de\ acceso|"
-    r"codice\ d['’]accesso|codice\ di\ accesso|toegangscode|c[oó]digo\ de\ acesso"
+_ACCESS_CODE = (  # plain words, no classes: the literal gate reads them
+    r"access\ code|code\ d'accès|code\ d’accès|code\ d'acces|code\ d’acces|zugangscode|"
+    r"código\ de\ acceso|codigo\ de\ acceso|código\ de\ acesso|codigo\ de\ acesso|"
+    r"codice\ d'accesso|codice\ d’accesso|codice\ di\ accesso|toegangscode"
 )
 _PROSE = re.compile(
     rf"""(?ix)
-    (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|(?-i:mdp)|contraseña|contrasena|clave|senha|wachtwoord|
+    (?<![^\W\d_])(?:password|passwort|kennwort|mot\ de\ passe|mdp|contraseña|contrasena|clave|senha|wachtwoord|
          passcode|passphrase|pin|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED})(?![^\W\d_])
     [^\n:=]{{0,30}}?
     (?:[:=]|\bis\b|\bwas\b|\best\b|\bes\b|\bist\b|\blautet\b|\bè\b|\bé\b|\bera\b|
@@ -147,7 +148,7 @@ _PROSE_BARE = re.compile(
 _PROSE_NEAR = re.compile(
     rf"""(?ix)
     (?<![^\W\d_])(?:password|passwort|mot\ de\ passe|contraseña|contrasena|clave|senha|wachtwoord|
-         passcode|passphrase|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED}|(?-i:mdp)|{_ACCESS_CODE})(?![^\W\d_])
+         passcode|passphrase|(?:{_MORE_PASSWORD_WORDS}){_INFLECTED}|mdp|{_ACCESS_CODE})(?![^\W\d_])
     (?P<gap>[^\n.!?;]{{0,48}}?)[ \t:=]["'«“]?
     (?P<v>(?-i:(?=[^\s"'»”]*[a-zß-ÿ])(?=[^\s"'»”]*[0-9!#$%&*+?^~])[^\s"'»”]{{6,64}}))
     """
@@ -358,6 +359,13 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _mdp_upper(m: re.Match[str]) -> bool:
+    """The French "mdp" (mot de passe) is written in lower case; "MDP" is a Markov decision
+    process or a product's name."""
+    head = m.group()[:3]
+    return head.lower() == "mdp" and head != "mdp"
+
+
 def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     """Secret spans in ``text`` (overlaps not resolved).
 
@@ -443,11 +451,11 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
             for m in rx.finditer(text):
                 v = m.group("v")
                 # "...: https://...": a link; "the password is in the drawer": a place
-                if not v.startswith("//") and v.casefold() not in _PLACE_WORDS:
+                if not v.startswith("//") and v.casefold() not in _PLACE_WORDS and not _mdp_upper(m):
                     add(m.start("v"), m.end("v"), 0.7)
     if _NEAR_GATE(text, lower):
         for m in _PROSE_NEAR.finditer(text):
-            if not _NOT_A_PASSWORD.search(m.group("v")):
+            if not _NOT_A_PASSWORD.search(m.group("v")) and not _mdp_upper(m):
                 add(m.start("v"), m.end("v"), 0.65)
     if any(w in lower for w in _COMPOUND_HEADS):
         for m in _PROSE_COMPOUND.finditer(text):
