@@ -30,13 +30,18 @@ def _always(text: str, lower: str) -> bool:
     return True
 
 
-def _best(seq: Sequence[Any], parser: Any, consts: Any) -> tuple[str, ...] | None:
-    """The most selective literal set one of which every match of ``seq`` contains."""
+def _best(
+    seq: Sequence[Any], parser: Any, consts: Any, least: int = _MIN_LITERAL
+) -> tuple[str, ...] | None:
+    """The most selective literal set one of which every match of ``seq`` contains.
+
+    Only literals of ``least`` characters or more count.
+    """
     candidates: list[tuple[str, ...]] = []
     run: list[str] = []
 
     def flush() -> None:
-        if len(run) >= _MIN_LITERAL:
+        if len(run) >= least:
             candidates.append(("".join(run),))
         run.clear()
 
@@ -49,12 +54,12 @@ def _best(seq: Sequence[Any], parser: Any, consts: Any) -> tuple[str, ...] | Non
             # A scoped case flag, ``(?i:...)`` or ``(?-i:...)``, changes what its
             # literals match; the gate is one test per pattern, so none come from it.
             scoped = (av[1] | av[2]) & re.IGNORECASE
-            inner = None if scoped else _best(av[-1], parser, consts)
+            inner = None if scoped else _best(av[-1], parser, consts, least)
         elif op is consts.BRANCH:
-            alts = [_best(alt, parser, consts) for alt in av[1]]
+            alts = [_best(alt, parser, consts, least) for alt in av[1]]
             inner = None if any(a is None for a in alts) else tuple(x for a in alts for x in a)  # type: ignore[union-attr]
         elif op in (consts.MAX_REPEAT, consts.MIN_REPEAT) and av[0] >= 1:
-            inner = _best(av[2], parser, consts)
+            inner = _best(av[2], parser, consts, least)
         else:
             inner = None
         if inner:
@@ -65,8 +70,11 @@ def _best(seq: Sequence[Any], parser: Any, consts: Any) -> tuple[str, ...] | Non
     return max(candidates, key=lambda c: (min(len(x) for x in c), -len(c)))
 
 
-def literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """Literals one of which every match of ``pattern`` contains, or None when there are none."""
+def literals(pattern: re.Pattern[str], least: int = _MIN_LITERAL) -> tuple[str, ...] | None:
+    """Literals one of which every match of ``pattern`` contains, or None when there are none.
+
+    Only literals of ``least`` characters or more count.
+    """
     try:
         from re import _constants as consts  # type: ignore[attr-defined]
         from re import _parser as parser  # type: ignore[attr-defined]
@@ -74,7 +82,7 @@ def literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
         tree = parser.parse(pattern.pattern, pattern.flags)
     except (ImportError, AttributeError, re.error):
         return None
-    return _best(list(tree), parser, consts)
+    return _best(list(tree), parser, consts, least)
 
 
 def trie_pattern(words: set[str] | frozenset[str]) -> str:

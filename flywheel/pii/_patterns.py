@@ -24,7 +24,8 @@ from presidio_analyzer.predefined_recognizers.generic import iban_recognizer as 
 
 from flywheel.pii._company import company_number
 from flywheel.pii._engine import ENGINE_ENTITIES, SCORE_THRESHOLD, empty_artifacts, shared_analyzer
-from flywheel.pii._types import ENTITIES, Detection
+from flywheel.pii._gate import literals
+from flywheel.pii._types import ENTITIES, Detection, has_digits
 
 _log = logging.getLogger(__name__)
 #: The regular-expression engine Presidio's pattern loops use (the ``regex`` package),
@@ -195,20 +196,57 @@ def recognizer_runner(rec: Any, artifacts: Any = None) -> Runner:
 
 
 _MAX, _MIN = EntityRecognizer.MAX_SCORE, EntityRecognizer.MIN_SCORE
+#: The flags ``re`` reads as ``regex`` does; a pattern with any other gets no gate.
+_SHARED_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII | re.UNICODE
+
+
+def needed_literals(source: str, flags: int) -> tuple[str, ...] | None:
+    """Literals one of which every match of a recognizer's pattern holds, or None.
+
+    Why: each pattern call on a window costs a ``regex`` call with a timeout (two
+    process-clock system calls) even when it cannot match; most windows lack what
+    some pattern needs (an IPv6 shape's ``:``, a dashed SSN's ``-``). The set comes
+    from the pattern's own parse tree (``_gate.literals``, one character or more);
+    a case-insensitive pattern gets one only when no literal has a case, and a
+    pattern ``re`` cannot read or flags it does not share get none (always run).
+    """
+    if int(flags) & ~_SHARED_FLAGS:
+        return None
+    try:
+        compiled = re.compile(source, int(flags))
+        found = literals(compiled, least=1)
+    except (re.error, ValueError, TypeError, OverflowError, RecursionError):
+        return None
+    if not found or (compiled.flags & re.IGNORECASE and any(x.lower() != x.upper() for x in found)):
+        return None  # (flags written inside the pattern count: ``compiled.flags``)
+    return tuple(sorted(set(found)))
+
+
+def _compiled(rec: Any) -> list[tuple[Any, float, str, tuple[str, ...] | None]]:
+    """A recognizer's patterns: compiled, score, name and what a match needs.
+
+    The last is ``needed_literals`` (None: the pattern always runs).
+    """
+    flags = rec.global_regex_flags
+    return [
+        (_regex.compile(p.regex, flags=flags), p.score, p.name, needed_literals(p.regex, flags))
+        for p in rec.patterns
+    ]
 
 
 def _pattern_runner(rec: Any) -> Runner:
     """``PatternRecognizer.analyze`` (Presidio 2.2) on tuples."""
     cls = type(rec)
-    flags = rec.global_regex_flags
-    patterns = [(_regex.compile(p.regex, flags=flags), p.score, p.name) for p in rec.patterns]
+    patterns = _compiled(rec)
     own = PatternRecognizer
     validate = None if cls.validate_result is own.validate_result else rec.validate_result
     invalidate = None if cls.invalidate_result is own.invalidate_result else rec.invalidate_result
 
     def run(text: str) -> list[tuple[int, int, float]]:
         found: list[tuple[int, int, float]] = []
-        for rx, base, name in patterns:
+        for rx, base, name, need in patterns:
+            if need is not None and not any(x in text for x in need):
+                continue  # no match possible (and none to time out)
             try:
                 for m in rx.finditer(text, timeout=_pattern_module.REGEX_TIMEOUT_SECONDS):
                     start, end = m.span()
@@ -247,12 +285,13 @@ def _remove_duplicates(found: list[tuple[int, int, float]]) -> list[tuple[int, i
 
 def _iban_runner(rec: Any) -> Runner:
     """``IbanRecognizer.analyze`` (Presidio 2.2): a match ends at its last group that validates."""
-    flags = rec.global_regex_flags
-    patterns = [(_regex.compile(p.regex, flags=flags), p.score, p.name) for p in rec.patterns]
+    patterns = _compiled(rec)
 
     def run(text: str) -> list[tuple[int, int, float]]:
         found: list[tuple[int, int, float]] = []
-        for rx, base, name in patterns:
+        for rx, base, name, need in patterns:
+            if need is not None and not any(x in text for x in need):
+                continue
             try:
                 for m in rx.finditer(text, timeout=_iban_module.REGEX_TIMEOUT_SECONDS):
                     start, end0 = m.span()
@@ -329,7 +368,7 @@ class PatternDetector:
                         if s < start or e > end:
                             continue
                         self._keep(kept, text, entity, s, e, score)
-        if "CREDIT_CARD" in self.entities and sum(c.isdigit() for c in text) >= 13:
+        if "CREDIT_CARD" in self.entities and has_digits(text, 13):
             cards = {(d.start, d.end) for d in kept if d.label == "CARD"}
             for s, e in named_cards(text):
                 if (s, e) not in cards:

@@ -42,7 +42,7 @@ from flywheel.pii._birth import detect_birth_dates  # noqa: F401 - re-exported f
 from flywheel.pii._gate import case_sensitive_gate
 from flywheel.pii._ids import find_context_ids, find_strong_ids, national_id_scheme
 from flywheel.pii._lexicon import is_common, strip_marks, zipf
-from flywheel.pii._types import Detection
+from flywheel.pii._types import Detection, has_digits
 
 
 @lru_cache(maxsize=1)
@@ -1318,7 +1318,7 @@ _CF = re.compile(r"\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b")
 
 def detect_national_ids(text: str) -> list[Detection]:
     """National identity, tax and insurance numbers (context, or a self-checking format)."""
-    if sum(c.isdigit() for c in text) < 5:
+    if not has_digits(text, 5):
         return []
     out = []
     for m in _ID_CONTEXT.finditer(text):

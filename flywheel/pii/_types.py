@@ -55,6 +55,20 @@ def longest_first(found: list[Detection]) -> list[Detection]:
     return chosen
 
 
+_ASCII_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def has_digits(text: str, n: int) -> bool:
+    """``sum(c.isdigit() for c in text) >= n``, without a Python step per character.
+
+    ASCII digits are counted in C; only a non-ASCII text short of ``n`` of them is
+    counted again (``isdigit`` also holds for other scripts' digits).
+    """
+    if len(text) - len(text.translate(_ASCII_DIGITS)) >= n:
+        return True
+    return not text.isascii() and sum(c.isdigit() for c in text) >= n
+
+
 #: ``on_text(decoded, key)`` returns the (possibly redacted) decoded text.
 OnText = Callable[[str, "str | None"], str]
 

@@ -131,3 +131,46 @@ def test_runs_are_the_runs_the_old_filter_kept(entity: str, text: str) -> None:
 def test_runs_are_the_runs_the_old_filter_kept_on_generated_text(text: str) -> None:
     for entity in _RUNS:
         assert _runs(entity, text) == _old_runs(entity, text), entity
+
+
+def test_every_match_holds_a_literal_its_pattern_needs() -> None:
+    """A pattern skipped on a window without its literals could not have matched there.
+
+    Every match of every gated pattern (``needed_literals``) holds one of them.
+    """
+    from flywheel.pii._patterns import _regex, needed_literals
+
+    gated = 0
+    for rec in shared_analyzer().registry.recognizers:
+        for p in getattr(rec, "patterns", []):
+            need = needed_literals(p.regex, rec.global_regex_flags)
+            if need is None:
+                continue
+            gated += 1
+            rx = _regex.compile(p.regex, flags=rec.global_regex_flags)
+            for text in TEXTS:
+                for m in rx.finditer(text):
+                    assert any(x in m.group() for x in need), (p.name, m.group())
+    assert gated >= 8  # the IP, dashed SSN and e-mail shapes at least
+
+
+def test_a_gated_pattern_is_skipped_only_where_it_cannot_match() -> None:
+    from flywheel.pii._patterns import needed_literals
+
+    assert needed_literals(r"\b([0-9]{3})-([0-9]{6})\b", re.I) == ("-",)
+    assert needed_literals(r"(?i)ab[0-9]+", 0) is None  # a literal with a case, case-blind
+    assert needed_literals(r"[0-9]{9}", re.I) is None  # no literal
+    assert needed_literals(r"a\p{L}", 0) is None  # ``re`` cannot read it: always run
+    rec = PatternRecognizer(
+        supported_entity="X", name="Dashed", patterns=[Pattern("dash", r"\d{3}-\d{2}", 0.5)]
+    )
+    for text in ("123-45", "12345", "a-b 123-45"):
+        assert recognizer_runner(rec)(text) == _presidio(rec, text)
+
+
+@pytest.mark.parametrize("text", ["", "abc", "12345", "١٢٣٤٥", "12 ٣٤ x", "²³ 1", "9" * 13])
+def test_has_digits_counts_what_isdigit_counts(text: str) -> None:
+    from flywheel.pii._types import has_digits
+
+    for n in range(15):
+        assert has_digits(text, n) == (sum(c.isdigit() for c in text) >= n), n
