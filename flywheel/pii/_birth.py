@@ -26,7 +26,7 @@ import gzip
 import re
 from importlib import resources
 
-from flywheel.pii._gate import literals, trie_pattern
+from flywheel.pii._gate import literals, prefix_trees, trie_pattern
 from flywheel.pii._lexicon import strip_marks
 from flywheel.pii._types import Detection
 
@@ -353,3 +353,7 @@ def detect_birth_dates(text: str) -> list[Detection]:
             if _month_ok(m.group("d"))
         ]
     return out
+
+
+# The patterns above, each alternation as a prefix tree: the same matches, faster (_gate).
+prefix_trees(globals())

@@ -136,3 +136,132 @@ def case_sensitive_gate(pattern: re.Pattern[str]) -> Callable[[str], bool]:
         )
     gate = literal_gate(pattern)
     return lambda text: gate(text, text)
+
+
+def prefix_tree(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` compiled with each alternation as a prefix tree: the same matches, faster.
+
+    Why: ``re`` tries the alternatives of an alternation one by one at every
+    position where it can start; an alternation of hundreds of words (role words,
+    greetings, titles, id words) costs that many tries per word of the text.
+    Alternatives that begin with the same literal character are joined under it,
+    in their own order (``ab|x|ac`` becomes ``a(?:b|c)|x`` only when ``x`` begins
+    with a literal other than ``a``: an alternative with no literal first
+    character ends every group, so at any position the alternatives that can
+    match are tried in the original order, and every match is the original one).
+    Under a case flag, literals join by the one lower-case form they match (a
+    letter with more case forms than two, such as ``s``/``ſ`` or ``k``/``K``
+    (Kelvin), joins nothing). Joined recursively, on the parse tree ``re``
+    itself builds (``re._parser``), and compiled with the original source and
+    flags, so ``.pattern`` (and the literal gates read from it) are unchanged.
+    A parser this code does not know leaves the pattern as it is.
+    """
+    try:
+        import _sre  # type: ignore[import-not-found]
+        from re import _compiler, _parser  # type: ignore[attr-defined]
+        from re import _constants as consts  # type: ignore[attr-defined]
+
+        if pattern.flags & re.LOCALE:
+            return pattern
+        tree = _parser.parse(pattern.pattern, pattern.flags)
+        state = tree.state
+        joiner = _Joiner(_parser.SubPattern, state, consts, _compiler, pattern.flags | state.flags)
+        tree = joiner.sub_of(tree, bool((pattern.flags | state.flags) & re.IGNORECASE))
+        if not joiner.changed:
+            return pattern
+        indexgroup: list[str | None] = [None] * state.groups
+        for name, i in state.groupdict.items():
+            indexgroup[i] = name
+        return _sre.compile(  # type: ignore[no-any-return]
+            pattern.pattern,
+            pattern.flags | state.flags,
+            _compiler._code(tree, pattern.flags),
+            state.groups - 1,
+            state.groupdict,
+            tuple(indexgroup),
+        )
+    except Exception:  # noqa: BLE001 - another Python's parser: the pattern as written
+        return pattern
+
+
+class _Joiner:
+    """The parse-tree walk of ``prefix_tree``."""
+
+    def __init__(self, sub: Any, state: Any, consts: Any, compiler: Any, flags: int) -> None:
+        import _sre  # type: ignore[import-not-found]
+
+        self.sub, self.state, self.c = sub, state, consts
+        self.changed = False
+        # as re._compiler reads a literal under a case flag
+        if flags & re.UNICODE:
+            self.lower, self.cased = _sre.unicode_tolower, _sre.unicode_iscased
+            self.fixes = compiler._EXTRA_CASES
+        else:
+            self.lower, self.cased, self.fixes = _sre.ascii_tolower, _sre.ascii_iscased, {}
+
+    def sub_of(self, sub: Any, icase: bool) -> Any:
+        return self.sub(self.state, self.items(list(sub.data), icase))
+
+    def items(self, items: list[Any], icase: bool) -> list[Any]:
+        c = self.c
+        out: list[Any] = []
+        for op, av in items:
+            if op is c.BRANCH:
+                alts = [self.sub_of(a, icase) for a in av[1]]
+                out.append((op, (av[0], self._join(alts, icase))))
+            elif op is c.SUBPATTERN:
+                group, add, remove, body = av
+                inner = (icase or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
+                out.append((op, (group, add, remove, self.sub_of(body, inner))))
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                out.append((op, (av[0], av[1], self.sub_of(av[2], icase))))
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                out.append((op, (av[0], self.sub_of(av[1], icase))))
+            elif op is c.ATOMIC_GROUP:
+                out.append((op, self.sub_of(av, icase)))
+            else:
+                out.append((op, av))  # conditional groups and the rest stay as parsed
+        return out
+
+    def _lead(self, alt: Any, icase: bool) -> int | None:
+        """What an alternative's first character matches, as a key (None: not one literal)."""
+        op, av = alt.data[0] if alt.data else (None, None)
+        if op is not self.c.LITERAL:
+            return None
+        if not icase or not self.cased(av):
+            return av  # type: ignore[no-any-return]
+        low = self.lower(av)
+        return None if low in self.fixes else -1 - low  # type: ignore[no-any-return]
+
+    def _join(self, alts: list[Any], icase: bool) -> list[Any]:
+        groups: list[list[Any]] = []
+        open_: dict[int, list[Any]] = {}
+        for alt in alts:
+            lead = self._lead(alt, icase)
+            if lead is None:
+                open_ = {}  # an alternative with no literal lead: nothing joins across it
+                groups.append([alt])
+            elif lead in open_:
+                open_[lead].append(alt)
+            else:
+                open_[lead] = [alt]
+                groups.append(open_[lead])
+        out = []
+        for g in groups:
+            if len(g) == 1:
+                out.append(g[0])
+                continue
+            self.changed = True
+            rests = self._join([self.sub(self.state, a.data[1:]) for a in g], icase)
+            out.append(self.sub(self.state, [g[0].data[0], (self.c.BRANCH, (None, rests))]))
+        return out
+
+
+def prefix_trees(namespace: dict[str, Any]) -> None:
+    """Replace every compiled pattern of a module's ``namespace`` by its ``prefix_tree``.
+
+    Called at the end of a detector module: its patterns match as written, faster.
+    """
+    for name, value in list(namespace.items()):
+        if isinstance(value, re.Pattern):
+            namespace[name] = prefix_tree(value)

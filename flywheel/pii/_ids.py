@@ -35,6 +35,8 @@ from datetime import date
 from functools import lru_cache
 from types import ModuleType
 
+from flywheel.pii._gate import prefix_trees
+
 #: Strong schemes (see the module docstring): module paths in ``stdnum``.
 STRONG: tuple[str, ...] = ("fr.nir", "it.codicefiscale", "es.dni", "es.nie")
 #: Schemes that need a context: national ids, tax, citizen and social-insurance numbers
@@ -426,3 +428,7 @@ def strict_ids(text: str) -> list[tuple[int, int]]:
         for m in _BARE_DIGITS.finditer(text)
         if m.group()[:4] not in recent and _dated(m.group())
     ]  # a run opening with this year is a date-stamped serial ("202611031234"), not a birth
+
+
+# The patterns above, each alternation as a prefix tree: the same matches, faster (_gate).
+prefix_trees(globals())

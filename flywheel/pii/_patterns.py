@@ -24,7 +24,7 @@ from presidio_analyzer.predefined_recognizers.generic import iban_recognizer as 
 
 from flywheel.pii._company import company_number
 from flywheel.pii._engine import ENGINE_ENTITIES, SCORE_THRESHOLD, empty_artifacts, shared_analyzer
-from flywheel.pii._gate import literals
+from flywheel.pii._gate import literals, prefix_trees
 from flywheel.pii._types import ENTITIES, Detection, has_digits
 
 _log = logging.getLogger(__name__)
@@ -549,3 +549,7 @@ def _isbn13(s: str) -> bool:
     from stdnum import isbn
 
     return isbn.is_valid(s)
+
+
+# The patterns above, each alternation as a prefix tree: the same matches, faster (_gate).
+prefix_trees(globals())

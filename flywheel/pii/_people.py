@@ -39,7 +39,7 @@ from functools import lru_cache
 from importlib import resources
 
 from flywheel.pii._birth import detect_birth_dates  # noqa: F401 - re-exported for callers
-from flywheel.pii._gate import case_sensitive_gate
+from flywheel.pii._gate import case_sensitive_gate, prefix_trees
 from flywheel.pii._ids import find_context_ids, find_strong_ids, national_id_scheme
 from flywheel.pii._lexicon import is_common, strip_marks, zipf
 from flywheel.pii._types import Detection, has_digits
@@ -1336,3 +1336,7 @@ def detect_national_ids(text: str) -> list[Detection]:
     out += [Detection(s, e, "NATIONAL_ID", 0.8, "national-id") for s, e in find_strong_ids(text)]
     out += [Detection(s, e, "NATIONAL_ID", 0.7, "national-id") for s, e in find_context_ids(text)]
     return out
+
+
+# The patterns above, each alternation as a prefix tree: the same matches, faster (_gate).
+prefix_trees(globals())

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from flywheel.pii._decode import decode_base64
-from flywheel.pii._gate import Gate, literal_gate
+from flywheel.pii._gate import Gate, literal_gate, prefix_trees
 from flywheel.pii._keys import key_label
 from flywheel.pii._types import Detection
 
@@ -482,3 +482,7 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
             ):
                 add(s, e, 0.6)
     return out
+
+
+# The patterns above, each alternation as a prefix tree: the same matches, faster (_gate).
+prefix_trees(globals())

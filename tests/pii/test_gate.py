@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from flywheel.pii._gate import case_sensitive_gate, literal_gate
+from flywheel.pii._gate import case_sensitive_gate, literal_gate, prefix_tree
 from flywheel.pii._secrets import _EXTRA_FORMATS, _PROSE, _provider_regexes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -99,3 +99,49 @@ def test_case_gates_turn_away_texts_without_their_literals() -> None:
 def test_a_case_gate_refuses_a_case_insensitive_pattern() -> None:
     with pytest.raises(ValueError, match="case-insensitive"):
         case_sensitive_gate(re.compile(r"(?i)street"))
+
+
+_PIECES = ["a", "b", "ab", "c", "[ab]", "a?", "(?:ba|a)", r"\b", "x*", "", "s", "S", "ſ", "k", "K"]
+_PIECES += ["\u212a", "A", "é", "É", "(?-i:a)"]
+_FRAMES = ["(?:%s)", "(?:%s)b", "x(?:%s)+", "(%s)(?:%s)?", "(?<=a)(?:%s)", "(?i:%s)b", "(?i)(?:%s)"]
+_FRAMES += ["(?i)a(?-i:%s)", "(?ia)(?:%s)", "(?i)(?=%s)", "(?>%s)x"]
+
+
+def test_a_prefix_tree_matches_what_its_pattern_matches() -> None:
+    """Alternations joined by their first literal give the same matches and groups.
+
+    With and without case flags, letters with three case forms, captures, look-arounds.
+    """
+    import random
+
+    rnd = random.Random(7)
+    joined = 0
+    for _ in range(1500):
+        n = rnd.randint(2, 7)
+        alts = ["".join(rnd.choice(_PIECES) for _ in range(rnd.randint(0, 3))) for _ in range(n)]
+        source = rnd.choice(_FRAMES).replace("%s", "|".join(alts))
+        try:
+            rx = re.compile(source)
+        except re.error:
+            continue
+        tree = prefix_tree(rx)
+        joined += tree is not rx
+        assert tree.pattern == rx.pattern and tree.flags == rx.flags and tree.groups == rx.groups
+        for _ in range(6):
+            text = "".join(rnd.choice("abcxsSkKA ſ\u212aéÉ") for _ in range(rnd.randint(0, 14)))
+            assert [(m.span(), m.groups()) for m in tree.finditer(text)] == [
+                (m.span(), m.groups()) for m in rx.finditer(text)
+            ], (source, text)
+    assert joined > 100
+
+
+def test_the_detectors_scan_with_prefix_trees() -> None:
+    from flywheel.pii import _people
+
+    role = re.compile(_people._ROLE.pattern, _people._ROLE.flags)
+    assert _people._ROLE is not role and _people._ROLE.pattern == role.pattern
+    text = "spoke to the landlord, Oduya, and la doctora Arriaga; mein Nachbar Kasulke"
+    spans = [m.span() for m in role.finditer(text)]
+    assert spans and [m.span() for m in _people._ROLE.finditer(text)] == spans
+    local = re.compile(rb"(?:ab|ac)", re.LOCALE)
+    assert prefix_tree(local) is local  # a locale's case rules: left as written
