@@ -18,8 +18,8 @@ A variant is SQL run after the migrations (dropping an index or a view,
 changing a table setting), settings appended to the insert, merge-tree or
 server settings of the engine (``flywheel_chdb.xml``), environment
 variables of the process (glibc's malloc tunables: chDB allocates through it),
-the agent_steps view recreated with some text columns left empty
-(``steps-light*``: what storing that text costs), or the view dropped and its
+the agent_steps view recreated as before ingest migration 013, storing some
+or all of the text columns (``text-stored*``: what storing that text costs), or the view dropped and its
 rows computed from each batch before the insert, outside the measured CPU, and
 inserted under their own token (``steps-direct``, with --steady: the most that
 normalising spans in the decoder instead of the view could save). Each run
@@ -66,11 +66,12 @@ VARIANTS: dict[str, dict] = {
     # the normalisation done before the insert (as a decoder could): the view dropped, its rows
     # computed from each batch outside the measured CPU and inserted under their own token
     "steps-direct": {"sql": ["DROP VIEW agent_steps_mv"], "steps_direct": True},
-    # agent_steps without its text columns (inputs, outputs, tool arguments and results: the
-    # read paths would have to take them from the span table)
-    "steps-light": {"steps_light": ["arguments", "result", "input", "output"]},
-    "steps-light-io": {"steps_light": ["input", "output"]},
-    "steps-light-tool": {"steps_light": ["arguments", "result"]},
+    # agent_steps with its text columns stored at ingest, as before ingest migration 013
+    # (inputs, outputs, tool arguments and results copied from the span's attributes by the
+    # view; since 013 they are read from the span table): what storing that text costs
+    "text-stored": {"text_stored": ["arguments", "result", "input", "output"]},
+    "text-stored-io": {"text_stored": ["input", "output"]},
+    "text-stored-tool": {"text_stored": ["arguments", "result"]},
     # agent_steps' tool-name set index not built either (as the span table's unused ones)
     "no-steps-index": {"insert": {"exclude_materialize_skip_indexes_on_insert":
                                   "'" + ", ".join(_IDX[1:] + ["idx_tool"]) + "'"},
@@ -139,11 +140,14 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _steps_select() -> str:
-    """The agent_steps view's SELECT (the newest migration that defines it), over ``arrow_data``."""
+def _steps_select(before: str = "") -> str:
+    """The agent_steps view's SELECT over ``arrow_data`` (from its newest migration).
+
+    With ``before``: from the newest migration whose file name sorts before it.
+    """
     folder = Path(__file__).resolve().parents[1] / "ingest" / "migrations"
     sql = [m.read_text() for m in sorted(folder.glob("*.sql"))
-           if "TO agent_steps AS" in m.read_text()][-1]
+           if "TO agent_steps AS" in m.read_text() and (not before or m.name < before)][-1]
     body = sql.split("TO agent_steps AS\n", 1)[1].split(";\n")[0]
     return (body.replace("FROM {{OTEL_TABLE}}", "FROM Python(arrow_data)")
             .replace("IngestTime AS ingest_time", "now64(3) AS ingest_time"))
@@ -160,12 +164,12 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import pyarrow as pa
     from _otlp_load import template
-
-    import flywheel._store_chdb as chdb_store
-    from flywheel import Settings, open_store
     from flywheel.ingest._decode import decode_body
     from flywheel.ingest._duplicates import mark_duplicates
     from flywheel.ingest._limits import Limits
+
+    import flywheel._store_chdb as chdb_store
+    from flywheel import Settings, open_store
 
     for k, v in spec.get("merge_tree", {}).items():  # replaces the engine's own value
         cfg = re.sub(rf"\s*<{k}>.*</{k}>", "", chdb_store.ENGINE_CONFIG)
@@ -182,12 +186,16 @@ def run_variant(spec: dict, batch_spans: int, batches: int, steady: bool = False
     store.migrate()
     for sql in spec.get("sql", []):
         store.command(sql)
-    if spec.get("steps_light"):
-        view = _steps_select().replace("FROM Python(arrow_data)", "FROM otel_traces")
+    if spec.get("text_stored"):  # the view of 012, its text into the stored_* columns
+        view = _steps_select(before="013")
+        view = view.replace("FROM Python(arrow_data)", "FROM otel_traces")
         view = view.replace("now64(3) AS ingest_time", "IngestTime AS ingest_time")
         exprs = {"arguments": "args", "result": "res", "input": "inp", "output": "outp"}
-        for col in spec["steps_light"]:
-            view = view.replace(f"{exprs[col]} AS {col},", f"'' AS {col},")
+        for col, ex in exprs.items():
+            stored = f"{ex} AS stored_{col}," if col in spec["text_stored"] else ""
+            view = view.replace(f"{ex} AS {col},", stored)
+        view = view.replace("IngestTime AS ingest_time",
+                            "IngestTime AS ingest_time, 0 AS text_in_spans")
         store.command("DROP VIEW agent_steps_mv")
         store.command(f"CREATE MATERIALIZED VIEW agent_steps_mv TO agent_steps AS {view}")
     if steady:

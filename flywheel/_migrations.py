@@ -10,7 +10,13 @@ and a cluster:
   the engine, or its ``Replicated*`` form in cluster mode (Keeper path and
   replica name from the server's ``default_replica_path`` /
   ``default_replica_name``, see deploy/clickhouse);
-- ``{{OTEL_TABLE}}`` -> the configured span table name.
+- ``{{OTEL_TABLE}}`` -> the configured span table name;
+- ``{{SELF_CREDENTIALS}}`` -> what a dictionary reading this store's own tables
+  (``SOURCE(CLICKHOUSE(TABLE ...))``) authenticates with: the store's own user
+  and password on a server (``Store.dictionary_credentials``), nothing on the
+  embedded engine. A server's dictionary over a local table logs in as
+  ``default`` with no password unless told otherwise, which a deployment with
+  its own user (deploy/compose.yaml) refuses.
 
 Cluster mode also puts a ``Distributed`` table in front of every table: the
 replicated data lives in ``NAME_local`` on each shard, ``NAME`` routes
@@ -116,7 +122,8 @@ def package_migrations(package: str) -> list[Migration]:
     return found
 
 
-def render(sql: str, *, cluster: str | None, otel_table: str = "otel_traces") -> str:
+def render(sql: str, *, cluster: str | None, otel_table: str = "otel_traces",
+           credentials: str = "") -> str:
     """Expand the placeholders of a migration (or one statement) for a single node or a cluster.
 
     In cluster mode a statement marked ``{{EVERY_NODE}}`` gets its engine's
@@ -135,7 +142,7 @@ def render(sql: str, *, cluster: str | None, otel_table: str = "otel_traces") ->
 
     sql = _ENGINE.sub(engine, sql).replace(EVERY_NODE, "")
     sql = sql.replace("{{ON_CLUSTER}}", f"ON CLUSTER {cluster}" if cluster else "")
-    return sql.replace("{{OTEL_TABLE}}", otel_table)
+    return sql.replace("{{OTEL_TABLE}}", otel_table).replace("{{SELF_CREDENTIALS}}", credentials)
 
 
 _CREATE_TABLE = re.compile(r"^CREATE TABLE IF NOT EXISTS (\w+) ", re.IGNORECASE)
@@ -189,9 +196,9 @@ def sharding_key(stmt: str) -> str:
 
 
 def migration_statements(mig: Migration, *, cluster: str | None, otel_table: str,
-                         tables: set[str] | None = None) -> list[str]:
+                         tables: set[str] | None = None, credentials: str = "") -> list[str]:
     """The statements a migration runs, for a single node or a cluster."""
-    stmts = [render(stmt, cluster=cluster, otel_table=otel_table)
+    stmts = [render(stmt, cluster=cluster, otel_table=otel_table, credentials=credentials)
              for stmt in split_statements(mig.sql)]
     if not cluster:
         return stmts
@@ -228,7 +235,8 @@ def apply_migrations(
     applied: list[str] = []
     for package in packages or PACKAGES:
         for mig in package_migrations(package):
-            stmts = migration_statements(mig, cluster=store.cluster, otel_table=table, tables=tables)
+            stmts = migration_statements(mig, cluster=store.cluster, otel_table=table,
+                                         tables=tables, credentials=store.dictionary_credentials())
             if (package, mig.version) in done:
                 continue
             for stmt in stmts:

@@ -109,6 +109,13 @@ class Store(abc.ABC):
             self._insert_arrow(table, data, dedup_token)
         return data.num_rows
 
+    def dictionary_credentials(self) -> str:
+        """The ``USER ... PASSWORD ...`` a dictionary over this store's own tables logs in with.
+
+        Empty: the embedded engine runs a dictionary's reads in-process as its only user.
+        """
+        return ""
+
     def release_memory(self) -> dict[str, int]:
         """Give back memory the backend no longer uses (a long-running process calls it when idle).
 

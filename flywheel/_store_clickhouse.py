@@ -47,6 +47,23 @@ class ClickHouseStore(Store):
         except Exception as exc:
             raise _store_error(self.url, exc) from exc
         self._client = admin
+        self._login = (unquote(p.username or "default"), unquote(p.password or ""))
+
+    def dictionary_credentials(self) -> str:
+        """This connection's user and password for a dictionary reading the server's own tables.
+
+        Written into the dictionary's DDL (the server masks the password when it
+        shows the DDL); nothing for ``default`` without a password, the server's own default.
+        A changed password needs the dictionary recreated (ingest migration 013).
+        """
+        user, password = self._login
+        if (user, password) == ("default", ""):
+            return ""
+
+        def quoted(s: str) -> str:
+            return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+        return f"USER {quoted(user)} PASSWORD {quoted(password)}"
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:

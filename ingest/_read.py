@@ -198,18 +198,45 @@ LIMIT {{limit:UInt32}} OFFSET {{offset:UInt64}}
 """
 
 #: Traces with a winning step whose text contains ``text`` (rows that lost to a
-#: later write of the same span do not count).
+#: later write of the same span do not count). A step's text is read from its span
+#: row (ingest migration 013) or, for a step stored before, from agent_steps itself:
+#: the spans that may match are found in one pass over both (``_TEXT_SPANS``), and
+#: their steps get their text from a join with those span rows, not through the
+#: ALIAS columns (whose dictionary would read the span table again for every block
+#: of a project's steps). A span none of whose rows holds the text has no winning
+#: row that does, so only those spans are read.
+_TEXT_SPANS = """(
+    SELECT trace_id, span_id FROM agent_steps
+    WHERE project_id = {{project:String}} AND text_in_spans = 0 AND ({match_stored})
+    UNION DISTINCT
+    SELECT trace_id, span_id FROM agent_step_texts
+    WHERE project_id = {{project:String}} AND ({match}))"""
 _TEXT_SQL = """
 trace_id IN (
     SELECT trace_id FROM (
         SELECT trace_id, span_id, argMax((input, output, arguments, result), {winner}) AS t
-        FROM agent_steps
-        WHERE project_id = {{project:String}} AND trace_id IN (
-            SELECT trace_id FROM agent_steps WHERE project_id = {{project:String}} AND ({match}))
+        FROM (
+            SELECT s.* EXCEPT (stored_arguments, stored_result, stored_input, stored_output),
+                   if(s.text_in_spans = 0, s.stored_arguments, r.arguments) AS arguments,
+                   if(s.text_in_spans = 0, s.stored_result, r.result) AS result,
+                   if(s.text_in_spans = 0, s.stored_input, r.input) AS input,
+                   if(s.text_in_spans = 0, s.stored_output, r.output) AS output
+            FROM (SELECT * FROM agent_steps WHERE project_id = {{project:String}}
+                  AND (trace_id, span_id) IN {spans}) AS s
+            LEFT ANY JOIN (
+                SELECT trace_id, span_id, attributes_hash, kind, arguments, result, input, output
+                FROM agent_step_texts WHERE project_id = {{project:String}}
+                AND (trace_id, span_id) IN {spans}) AS r
+            ON r.trace_id = s.trace_id AND r.span_id = s.span_id
+               AND r.attributes_hash = s.attributes_hash AND r.kind = toString(s.kind))
         GROUP BY trace_id, span_id)
     WHERE {match_t})"""
 _MATCH = " OR ".join(
     f"positionCaseInsensitiveUTF8({col}, {{text:String}}) > 0"
+    for col in ("input", "output", "arguments", "result")
+)
+_MATCH_STORED = " OR ".join(
+    f"positionCaseInsensitiveUTF8(stored_{col}, {{text:String}}) > 0"
     for col in ("input", "output", "arguments", "result")
 )
 _MATCH_T = " OR ".join(
@@ -279,7 +306,8 @@ def list_traces(
         where.append("has(tools, {tool:String})")
         params["tool"] = tool
     if text:
-        where.append(_TEXT_SQL.format(winner=WINNER, match=_MATCH, match_t=_MATCH_T))
+        spans = _TEXT_SPANS.format(match_stored=_MATCH_STORED, match=_MATCH)
+        where.append(_TEXT_SQL.format(winner=WINNER, spans=spans, match_t=_MATCH_T))
         params["text"] = text
     if cursor:
         c_start, c_tid = decode_cursor(cursor)

@@ -9,7 +9,11 @@ reads the heavy columns (inputs, outputs, arguments, results) of the spans
 at positions ``offset .. offset + limit`` of that layout only, and their raw
 span rows (attributes, events, links) only when asked for, inside the page's
 exact time range, so the span table is never scanned. A 50,000-span trace
-therefore answers its first page in the time of its outline.
+therefore answers its first page in the time of its outline. The heavy
+columns of a step written since ingest migration 013 are computed from its
+span row (``agent_steps``' ALIAS columns look the row up by trace id, span id
+and attribute hash): the span table's trace-id bloom filter keeps that read
+to the granules holding the trace.
 
 Each (trace, span) counts once (``_read.WINNER``: the last write wins) in the
 outline and in the page. The rows are the same as a whole-trace read: a

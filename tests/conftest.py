@@ -87,9 +87,9 @@ class _Template:
             name, engine = row["name"], row["engine"]
             if name not in self.owned:
                 s.command(f"DROP {'VIEW' if 'View' in engine else 'TABLE'} IF EXISTS `{name}` SYNC")
-            elif "View" not in engine and name != "schema_migrations" and (
-                row["total_rows"] != 0 or name in self.dedupe_log
-            ):
+            elif ("View" not in engine and engine != "Dictionary"
+                  and name != "schema_migrations"
+                  and (row["total_rows"] != 0 or name in self.dedupe_log)):
                 s.command(f"TRUNCATE TABLE IF EXISTS `{name}`")
         return s
 

@@ -54,7 +54,8 @@ def _rows(store: Store) -> dict[str, pa.Table]:
     out = {}
     for row in store.query(
         "SELECT name FROM system.tables WHERE database = currentDatabase()"
-        " AND engine NOT LIKE '%View' AND name != 'schema_migrations' ORDER BY name"
+        " AND engine NOT LIKE '%View' AND engine != 'Dictionary' AND name != 'schema_migrations'"
+        " ORDER BY name"
     ):
         name = row["name"]
         if name not in filled and store.scalar(f"SELECT count() FROM `{name}`"):
