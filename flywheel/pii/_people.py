@@ -39,7 +39,7 @@ from functools import lru_cache
 from importlib import resources
 
 from flywheel.pii._birth import detect_birth_dates  # noqa: F401 - re-exported for callers
-from flywheel.pii._gate import case_sensitive_gate, prefix_trees
+from flywheel.pii._gate import any_gate, case_sensitive_gate, gated, prefix_trees
 from flywheel.pii._ids import find_context_ids, find_strong_ids, national_id_scheme
 from flywheel.pii._lexicon import is_common, strip_marks, zipf
 from flywheel.pii._types import Detection, has_digits
@@ -1162,6 +1162,8 @@ _SEPARATE_SHAPE = 7
 _NORDIC_SHAPE = 8
 _NO_STREET_WORD_SHAPE = 10  # only where no other shape found a street line
 _SHAPE_GATES = tuple(case_sensitive_gate(rx) for rx in _ADDRESS_SHAPES)
+_ANY_SHAPE = any_gate(_ADDRESS_SHAPES)  # (case-sensitive shapes: pass the text as "lower")
+_UNGATED_SHAPES = frozenset(k for k, rx in enumerate(_ADDRESS_SHAPES) if not gated(rx))
 #: One to three capitalised words right before a street word of its own ("Schönhauser ").
 _NAME_BEFORE = re.compile(rf"(?:{_UPW}[ \-]){{1,3}}\Z")
 #: Words a German/Dutch suffix shape must not take: English words in -ring ("Spring",
@@ -1191,10 +1193,11 @@ _ADDRESS_TAIL = re.compile(
 
 def _street_lines(text: str) -> list[tuple[int, int]]:
     """Street-line spans, leftmost first, not overlapping (as one alternation would give)."""
+    some = _ANY_SHAPE(text, text)  # else only the shapes with no gate can match
     found: list[tuple[int, int, int]] = []
     lower = text.lower()
     for k, rx in enumerate(_ADDRESS_SHAPES):
-        if not _SHAPE_GATES[k](text):
+        if not ((some or k in _UNGATED_SHAPES) and _SHAPE_GATES[k](text)):
             continue  # none of the literals every match of this shape holds (a street word)
         gate = _GATED_SHAPES.get(k)
         if gate is not None and not gate(text, lower):

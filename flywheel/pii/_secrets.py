@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from flywheel.pii._decode import decode_base64
-from flywheel.pii._gate import Gate, literal_gate, prefix_trees
+from flywheel.pii._gate import Gate, any_gate, gated, literal_gate, prefix_trees
 from flywheel.pii._keys import key_label
 from flywheel.pii._types import Detection
 
@@ -46,6 +46,17 @@ def _provider_regexes() -> tuple[tuple[str, re.Pattern[str], Gate], ...]:
         for rx in cls().denylist:
             out.append((cls.__name__, rx, literal_gate(rx)))
     return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _any_provider() -> tuple[Gate, frozenset[int]]:
+    """The provider formats' gates as one, and where the formats with no gate are.
+
+    ``any_gate``: most texts hold none of the literals; a format with no gate always runs.
+    """
+    regexes = _provider_regexes()
+    ungated = frozenset(i for i, (_, rx, _) in enumerate(regexes) if not gated(rx))
+    return any_gate([rx for _, rx, _ in regexes]), ungated
 
 
 _EXTRA_FORMATS = re.compile(
@@ -387,8 +398,10 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
         return out
     long_run = _LONG_RUN.search(text) is not None
     lower = text.lower()
-    for _, rx, gate in _provider_regexes() if long_run else ():
-        if not gate(text, lower):
+    any_provider, ungated = _any_provider()
+    some = long_run and any_provider(text, lower)  # else only the formats with no gate can pass
+    for i, (_, rx, gate) in enumerate(_provider_regexes() if long_run else ()):
+        if not ((some or i in ungated) and gate(text, lower)):
             continue
         for m in rx.finditer(text):
             g = m.lastindex and next((i for i in range(1, m.lastindex + 1) if m.group(i)), 0)

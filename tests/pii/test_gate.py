@@ -116,7 +116,7 @@ def test_a_prefix_tree_matches_what_its_pattern_matches() -> None:
 
     rnd = random.Random(7)
     joined = 0
-    for _ in range(1500):
+    for _ in range(400):
         n = rnd.randint(2, 7)
         alts = ["".join(rnd.choice(_PIECES) for _ in range(rnd.randint(0, 3))) for _ in range(n)]
         source = rnd.choice(_FRAMES).replace("%s", "|".join(alts))
@@ -132,7 +132,7 @@ def test_a_prefix_tree_matches_what_its_pattern_matches() -> None:
             assert [(m.span(), m.groups()) for m in tree.finditer(text)] == [
                 (m.span(), m.groups()) for m in rx.finditer(text)
             ], (source, text)
-    assert joined > 100
+    assert joined > 30
 
 
 def test_the_detectors_scan_with_prefix_trees() -> None:
@@ -145,3 +145,34 @@ def test_the_detectors_scan_with_prefix_trees() -> None:
     assert spans and [m.span() for m in _people._ROLE.finditer(text)] == spans
     local = re.compile(rb"(?:ab|ac)", re.LOCALE)
     assert prefix_tree(local) is local  # a locale's case rules: left as written
+
+
+_ANY_TEXTS = [
+    "",
+    "ref harboramber",
+    "token AKIAIOSFODNN7EXAMPLE here",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "xoxb-123-456-abc and sk_live_abcdefghijklmnop1234",
+    "12 Baker Street, London",
+    "Hauptstraße 5, 10115 Berlin",
+    "calle mayor 3, 28013 madrid",
+    "PASSWORD: Hunter2 / Passwort",
+]
+
+
+@pytest.mark.parametrize("which", ["providers", "shapes", "mixed"])
+def test_one_gate_for_many_says_what_their_gates_say(which: str) -> None:
+    from flywheel.pii._gate import any_gate, gated
+    from flywheel.pii._people import _ADDRESS_SHAPES
+
+    patterns = {
+        "providers": [rx for _, rx, _ in _provider_regexes()],
+        "shapes": list(_ADDRESS_SHAPES),
+        "mixed": [re.compile(r"(?i)secret=\w+"), re.compile(r"AKIA\w+"), re.compile(r"[a-z]+")],
+    }[which]
+    gate = any_gate(patterns)
+    each = [literal_gate(p) for p in patterns if gated(p)]
+    assert len(each) == {"mixed": 2}.get(which, len(each))
+    for text in _ANY_TEXTS:
+        lower = text.lower()
+        assert gate(text, lower) == any(g(text, lower) for g in each), text
