@@ -49,6 +49,7 @@ __all__, __getattr__, __dir__ = lazy_exports(
             "list_traces",
             "normalize_trace_id",
             "parse_time",
+            "steps_with_text",
         ],
         "flywheel.ingest._trace": [
             "get_span",

@@ -113,6 +113,33 @@ WINNER = (
     " cost, parent_span_id, service_name, session_id))"
 )
 
+def steps_with_text(where: str, *, final: bool = False) -> str:
+    """A subquery of ``agent_steps`` rows with their text joined from their span rows in one pass.
+
+    ``where`` filters both sides and may name only ``project_id``, ``trace_id`` and
+    ``span_id`` (columns of ``agent_steps`` and of the span-text view
+    ``agent_step_texts``, ingest migration 013); ``final`` reads ``agent_steps FINAL``.
+    The rows hold the table's columns, with ``arguments``, ``result``, ``input`` and
+    ``output`` as its ALIAS columns read them: the text the view stored for a step
+    written before 013, else the text of the span row it came from (same trace id,
+    span id, attribute hash and kind). The ALIAS columns look the text up through a
+    dictionary block by block of steps, which reads the span table once per block:
+    right for one trace, slow for hundreds; this reads the span rows of ``where`` once.
+    """
+    return f"""(
+    SELECT s.* EXCEPT (stored_arguments, stored_result, stored_input, stored_output),
+           if(s.text_in_spans = 0, s.stored_arguments, r.arguments) AS arguments,
+           if(s.text_in_spans = 0, s.stored_result, r.result) AS result,
+           if(s.text_in_spans = 0, s.stored_input, r.input) AS input,
+           if(s.text_in_spans = 0, s.stored_output, r.output) AS output
+    FROM (SELECT * FROM agent_steps{' FINAL' if final else ''} WHERE {where}) AS s
+    LEFT ANY JOIN (
+        SELECT trace_id, span_id, attributes_hash, kind, arguments, result, input, output
+        FROM agent_step_texts WHERE {where}) AS r
+    ON r.trace_id = s.trace_id AND r.span_id = s.span_id
+       AND r.attributes_hash = s.attributes_hash AND r.kind = toString(s.kind))"""
+
+
 #: One row per (trace, span) of the marked traces of a project: the winning row.
 _SPANS_ONCE = f"""
 SELECT trace_id, span_id,
@@ -122,8 +149,9 @@ SELECT trace_id, span_id,
        argMax(status, v) AS st, argMax(kind, v) AS k, argMax(tool_name, v) AS tool_n,
        argMax(input_tokens, v) AS input_tokens, argMax(output_tokens, v) AS output_tokens,
        argMax(total_tokens, v) AS total_tokens, argMax(cost, v) AS cost
-FROM (SELECT *, {WINNER} AS v FROM agent_steps WHERE project_id = {{project:String}}
-      AND trace_id IN (SELECT trace_id FROM trace_duplicates WHERE project_id = {{project:String}}))
+FROM (SELECT *, {WINNER} AS v FROM {steps_with_text(
+    "project_id = {project:String} AND trace_id IN"
+    " (SELECT trace_id FROM trace_duplicates WHERE project_id = {project:String})")})
 GROUP BY trace_id, span_id
 """
 
@@ -198,13 +226,11 @@ LIMIT {{limit:UInt32}} OFFSET {{offset:UInt64}}
 """
 
 #: Traces with a winning step whose text contains ``text`` (rows that lost to a
-#: later write of the same span do not count). A step's text is read from its span
-#: row (ingest migration 013) or, for a step stored before, from agent_steps itself:
-#: the spans that may match are found in one pass over both (``_TEXT_SPANS``), and
-#: their steps get their text from a join with those span rows, not through the
-#: ALIAS columns (whose dictionary would read the span table again for every block
-#: of a project's steps). A span none of whose rows holds the text has no winning
-#: row that does, so only those spans are read.
+#: later write of the same span do not count). The spans that may match are found
+#: in one pass over the span rows (``agent_step_texts``) and the texts stored
+#: before ingest migration 013 (``_TEXT_SPANS``); only their steps are read, with
+#: their text (``steps_with_text``). A span none of whose rows holds the text has
+#: no winning row that does.
 _TEXT_SPANS = """(
     SELECT trace_id, span_id FROM agent_steps
     WHERE project_id = {{project:String}} AND text_in_spans = 0 AND ({match_stored})
@@ -215,20 +241,7 @@ _TEXT_SQL = """
 trace_id IN (
     SELECT trace_id FROM (
         SELECT trace_id, span_id, argMax((input, output, arguments, result), {winner}) AS t
-        FROM (
-            SELECT s.* EXCEPT (stored_arguments, stored_result, stored_input, stored_output),
-                   if(s.text_in_spans = 0, s.stored_arguments, r.arguments) AS arguments,
-                   if(s.text_in_spans = 0, s.stored_result, r.result) AS result,
-                   if(s.text_in_spans = 0, s.stored_input, r.input) AS input,
-                   if(s.text_in_spans = 0, s.stored_output, r.output) AS output
-            FROM (SELECT * FROM agent_steps WHERE project_id = {{project:String}}
-                  AND (trace_id, span_id) IN {spans}) AS s
-            LEFT ANY JOIN (
-                SELECT trace_id, span_id, attributes_hash, kind, arguments, result, input, output
-                FROM agent_step_texts WHERE project_id = {{project:String}}
-                AND (trace_id, span_id) IN {spans}) AS r
-            ON r.trace_id = s.trace_id AND r.span_id = s.span_id
-               AND r.attributes_hash = s.attributes_hash AND r.kind = toString(s.kind))
+        FROM {steps}
         GROUP BY trace_id, span_id)
     WHERE {match_t})"""
 _MATCH = " OR ".join(
@@ -307,7 +320,9 @@ def list_traces(
         params["tool"] = tool
     if text:
         spans = _TEXT_SPANS.format(match_stored=_MATCH_STORED, match=_MATCH)
-        where.append(_TEXT_SQL.format(winner=WINNER, spans=spans, match_t=_MATCH_T))
+        steps = steps_with_text(
+            f"project_id = {{project:String}} AND (trace_id, span_id) IN {spans}")
+        where.append(_TEXT_SQL.format(winner=WINNER, steps=steps, match_t=_MATCH_T))
         params["text"] = text
     if cursor:
         c_start, c_tid = decode_cursor(cursor)

@@ -242,12 +242,13 @@ def known_trace_ids(store: Store, *, project: str, evalset: str) -> set[str]:
     return {r["trace_id"] for r in rows}
 
 
+#: The steps of many traces, their text from their span rows in one pass (ingest's
+#: ``steps_with_text``: the ALIAS columns would read the span table once per block).
 _STEPS_SQL = """
 SELECT trace_id, span_id, parent_span_id, kind, tool_name, arguments, result, input, output,
        status, error, input_tokens, output_tokens, total_tokens, cost, duration_ns,
        toUnixTimestamp64Nano(start_time) AS start_ns
-FROM agent_steps FINAL
-WHERE project_id = {project:String} AND trace_id IN {ids:Array(String)}
+FROM {steps}
 ORDER BY trace_id, start_time, span_id
 """
 
@@ -277,14 +278,16 @@ def load_traces(
     without library wrappers, a model step's input and output as its turns
     (``turns_text``). Raw text: the caller redacts before anything is written.
     """
-    from flywheel.ingest import normalise_steps, trace_usage, turns_text
+    from flywheel.ingest import normalise_steps, steps_with_text, trace_usage, turns_text
 
     out: dict[str, TraceMaterial] = {}
     rows_of: dict[str, list[dict[str, Any]]] = {}
     ids = list(dict.fromkeys(trace_ids))
     for i in range(0, len(ids), 2000):
         chunk = ids[i : i + 2000]
-        for r in store.query(_STEPS_SQL, {"project": project, "ids": chunk}):
+        sql = _STEPS_SQL.format(steps=steps_with_text(
+            "project_id = {project:String} AND trace_id IN {ids:Array(String)}", final=True))
+        for r in store.query(sql, {"project": project, "ids": chunk}):
             m = out.setdefault(r["trace_id"], TraceMaterial(r["trace_id"]))
             start, end = int(r["start_ns"]), int(r["start_ns"]) + int(r["duration_ns"])
             m.start_ns = start if not m.start_ns else min(m.start_ns, start)
