@@ -411,13 +411,13 @@ def _thing_word(word: str) -> bool:
     w = word.lower().rstrip(".")
     if len(w) >= 8 and w.endswith(_COMPOUND_HEADS):
         return True
-    return any(
-        w.startswith(h) and w[len(h) :] in _INFLECTIONS for h in _COMPOUND_HEADS if len(h) >= 5
-    )
+    # a head of five letters or more and an inflection: each inflection tried once, not each head
+    return any(w.endswith(e) and w[: -len(e)] in _LONG_HEADS for e in _INFLECTIONS)
 
 
 #: Definite and case endings a head word may carry ("Spitalul", "Klubben", "Museet").
 _INFLECTIONS = frozenset(("ul", "ului", "en", "et", "n", "t"))
+_LONG_HEADS = frozenset(h for h in _COMPOUND_HEADS if len(h) >= 5)
 
 
 def _plausible_run(words: list[str], head: str, names: frozenset[str]) -> bool:
