@@ -123,3 +123,29 @@ def test_a_step_with_no_span_row_left_reads_empty_text(store):
     assert _texts(store, "c3" * 16)[0][2] == "{}"
     store.command(f"TRUNCATE TABLE {store.otel_table}")
     assert _texts(store, "c3" * 16)[0][2] == ""
+
+
+def test_a_server_dictionary_logs_in_as_the_stores_own_user(store):
+    """On a server the dictionary's source logs in with the store's user, quoted; it parses."""
+    from flywheel import package_migrations
+    from flywheel._migrations import migration_statements
+    from flywheel._store_clickhouse import ClickHouseStore
+
+    server = ClickHouseStore.__new__(ClickHouseStore)
+    server._login = ("fly'wheel", "p\\w'd")
+    creds = server.dictionary_credentials()
+    assert creds == "USER 'fly\\'wheel' PASSWORD 'p\\\\w\\'d'"
+    server._login = ("default", "")
+    assert server.dictionary_credentials() == ""
+    mig = next(m for m in package_migrations("ingest") if m.version == 13)
+    stmt = next(s for s in migration_statements(mig, cluster=None, otel_table="otel_traces",
+                                                 credentials=creds) if "DICTIONARY" in s)
+    assert "{{" not in stmt
+    stmt = stmt.replace("agent_step_texts_dict", "creds_dict")
+    try:
+        store.command(stmt)  # parses; the login happens at the first lookup
+        shown = store.scalar("SELECT create_table_query FROM system.tables"
+                             " WHERE database = currentDatabase() AND name = 'creds_dict'")
+        assert "USER 'fly\\'wheel' PASSWORD '[HIDDEN]'" in shown
+    finally:
+        store.command("DROP DICTIONARY IF EXISTS creds_dict")
