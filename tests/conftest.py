@@ -16,6 +16,13 @@ import pytest
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
+from hypothesis import settings  # noqa: E402
+
+# Properties, not timings: Hypothesis's default 200 ms deadline per example fails a test
+# when a shared 2-core machine stalls it (speed targets live in bench/).
+settings.register_profile("flywheel", deadline=None)
+settings.load_profile("flywheel")
+
 from flywheel import Store, open_store  # noqa: E402
 
 
@@ -81,7 +88,8 @@ class _Template:
 
         A table with no rows is left alone unless it keeps an insert-deduplication log
         (most tests touch a few tables; a TRUNCATE of each of the ~30 costs more than
-        the test)."""
+        the test).
+        """
         s = open_store(self.url)
         for row in s.query(_TABLES):
             name, engine = row["name"], row["engine"]
