@@ -1006,6 +1006,18 @@ _EN_STREET = (
     r"Terrace|Close|Mews|Crescent|Row|Square|Sq|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Trail|Bend|"
     r"Hollow|Grove|Gardens|Walk|Hill|Park|Green|Gate|Yard|Wharf|Quay|Loop|Run|Pike|Alley"
 )
+#: More thoroughfare types of the English-speaking postal standards: USPS Publication 28
+#: (appendix C1, street suffixes and their abbreviations), Royal Mail's and Australia Post's
+#: (AS 4590) road types. Many are also plain words ("View", "Point", "Chase"), so these need a
+#: capitalised name before them and the street line to end after them (a comma, the line's
+#: end, a postcode): "27 Heather View, Harrogate", not "step 2 Point of sale".
+_EN_STREET_MORE = (
+    r"Rise|Parade|Pde|Esplanade|Esp|Tce|Terr|Ter|Wynd|Brae|Cres|Cresc|Crossing|Xing|Heights|Hts|"
+    r"Chase|Vale|Circuit|Cct|Causeway|Cswy|Expressway|Expy|Freeway|Fwy|Turnpike|Tpke|Concourse|"
+    r"Quadrant|Promenade|Embankment|Cottages|Villas|Paddocks|Meadows?|Mdws?|Knoll|Glade|Ridge|"
+    r"Rdg|Cove|Creek|Crk|Landing|Lndg|Manor|Mnr|Orchard|Vista|Glen|Dell|Croft|Garth|Fold|Point|"
+    r"Plaza|Plz|Path|Trace|Circus|View|Gdns|Grv|Trl|Ctr"
+)
 _FR_STREET = (
     r"rue|avenue|av\.|bd|boulevard|allée|allee|impasse|chemin|place|quai|cours|route|square|"
     r"passage|voie|sentier|esplanade|promenade|faubourg|rond-point|villa|cité|lotissement|hameau"
@@ -1063,7 +1075,23 @@ _STREET_FIRST = (
 #: Where a street line must end for the shapes above: punctuation, the end, a postcode, a unit.
 _LINE_END = (
     r"(?=\.?[ ]?[,;)\n]|\.?\Z|\.[ ]|[ ]\d{2}-\d{3}\b|[ ]\d{4,5}\b|[ ][A-Z][ ]\d|/\d"
-    r"|\.[ ]?[IVX]{1,4}/|[ ][HULK]\d{4},|[ ]lgh[ ]\d)"
+    r"|\.[ ]?[IVX]{1,4}/|[ ][HULK]\d{4},|[ ]lgh[ ]\d|[ ](?:bte|boîte|boite|bus)[ ]\d"
+    r"|[ ]in[ ][A-ZÄÖÜ][a-zäöüß])"
+)
+#: Where an English street line of ``_EN_STREET_MORE`` (or one in capitals) ends: punctuation,
+#: the end, a ZIP or postcode (US/AU "NSW 2077", UK "BN3 2WA").
+_EN_LINE_END = (
+    r"(?=\.?[ ]?[,;)\n]|\.?\Z|\.[ ]|[ ](?:[A-Z]{2,3}[ ])?\d{4,5}\b"
+    r"|[ ][A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}\b)"
+)
+#: A unit or a Queens-style number before the house number ("5/12 ...", "41-15 ..."), no
+#: year-month ("2024-06 ...").
+_UNIT_BEFORE = r"(?:(?!(?:19|20)\d\d-)\d{1,4}[/\-])?"
+_ORDINAL_NUM = r"\d{1,3}(?:st|nd|rd|th)"
+_EN_STREET_UPPER = "|".join(
+    w.upper()
+    for w in (_EN_STREET + "|" + _EN_STREET_MORE).split("|")
+    if len(w) >= 4 or w in ("St", "Rd", "Ave", "Ln", "Dr", "Blvd")
 )
 #: Street-line shapes, in priority order (the first shape matching at a position wins).
 #: One pattern each instead of one alternation: the German/Dutch shape is found
@@ -1071,18 +1099,37 @@ _LINE_END = (
 #: is several times faster than trying a word-then-suffix match at every word.
 _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(
-        rf"\b{_NUM},?[ ](?:(?:{_UPW}|\d{{1,3}}(?:st|nd|rd|th))[ ]){{0,4}}(?:{_EN_STREET})\b\.?"
+        # every form starts with a digit at a word start: tried only there
+        r"\b(?=\d)(?:"
+        # a unit or a Queens-style hyphenated number before ("5/12 Bellbird Court", "41-15 ...")
+        rf"{_UNIT_BEFORE}{_NUM},?[ ](?:(?:{_UPW}|{_ORDINAL_NUM})[ ]){{0,4}}(?:{_EN_STREET})\b\.?"
         r"(?:[ ](?:N|S|E|W|NE|NW|SE|SW)\b)?"
+        rf"|{_UNIT_BEFORE}{_NUM},?[ ](?:(?:{_UPW}|{_ORDINAL_NUM})[ ]){{1,4}}"
+        rf"(?:{_EN_STREET_MORE})\b\.?"
+        rf"{_EN_LINE_END}|{_NUM}[ ]Broadway{_EN_LINE_END}"
+        # the same in capitals, as postal standards write a label ("77 WILLOWBROOK LANE")
+        rf"|\d{{1,5}}[A-Z]?,?[ ](?:[A-Z][A-Z'’.\-]+[ ]){{1,4}}(?:{_EN_STREET_UPPER})\b\.?"
+        rf"{_EN_LINE_END})"
     ),
     re.compile(rf"\b{_NUM},?[ ](?i:{_FR_STREET})[ ](?:[\w'’\-]+[ ]){{0,5}}{_UPW}"),
     re.compile(
         rf"(?:{_LATIN_STREET})"
         rf"[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{0,6}}?"
-        r"(?:n\.?[º°o]\.?[ ]?|(?:nr|no|núm|num)\.?[ ]?)?\d{1,4}(?!\d|[.,]\d)"
-        r"(?:[ ]?[a-zA-Z](?!\w))?"
+        # the number's marks: "nº", "núm.", Italian "n." and "civico"; the Americas' "#" when a
+        # capitalised neighbourhood or town follows ("#45, Col. Centro"), not "Via PR #4521, we"
+        r"(?:(?:n\.?[º°o]\.?[ ]?|(?:nr|no|núm|num)\.?[ ]?|n\.[ ]?|civico[ ])?"
+        r"\d{1,4}(?!\d|[.,]\d)"
+        r"(?:[ ]?[a-zA-Z](?!\w))?|s/n(?![\w/])"
+        r"|\#[ ]?\d{1,4}(?:[\-–]\d{1,4})?(?=,[ ][A-ZÀ-Þ]|[ ]?\n|\Z))"
     ),
 
-    re.compile(rf"(?:{_DE_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"),
+    # a range or an Austrian staircase and door ("Kirchstr. 14-16", "Gasse 45/3/12")
+    re.compile(
+        rf"(?:{_DE_SUFFIX})[ ]\d{{1,4}}(?:[ ]?[a-zA-Z](?!\w))?"
+        # Dutch floor or unit after a hyphen ("241-III", "12-hs")
+        r"(?:[\-–]\d{1,4}[a-zA-Z]?|-[A-Za-z]{1,4}|(?:/\d{1,4}[a-zA-Z]?){1,3})?"
+        r"(?![\w\-–]|[/.]\d)"
+    ),
     re.compile(
         r"\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|Zum|Zur|Hinter[ ]der)"
         rf"[ ]{_CAPW}[ ]\d{{1,4}}(?:[ ]?[a-z](?!\w))?"
@@ -1092,7 +1139,8 @@ _ADDRESS_SHAPES: tuple[re.Pattern[str], ...] = (
     # which needs the number to end the street line ("sent via Email 2 times" is no address).
     re.compile(
         r"\b(?:P\.?[ ]?O\.?[ ]?Box|Postfach|Apartado(?:[ ]de[ ]correos)?|Bo[îi]te[ ]postale|BP|"
-        r"Casella[ ]postale|Caixa[ ]postal|Postbus)[ ]\d{1,6}\b"
+        # "Postfach 10 02 33": a German box number in pairs
+        r"Casella[ ]postale|Caixa[ ]postal|Postbus)[ ]\d{1,6}(?:[ ]\d\d){0,3}\b"
     ),
     re.compile(
         rf"\b(?:via|viale|piazza|corso|calle|avenida|plaza|rua|praça)[ ](?:(?:{_UPW}|{_STREET_PARTICLES}),?[ ]){{1,6}}?"
@@ -1158,6 +1206,7 @@ _GATED_SHAPES = {
     ),
     len(_ADDRESS_SHAPES) - 1: lambda text, lower: _ROMANCE_WORDS.search(lower) is not None,
 }
+_LATIN_SHAPE = 2
 _SEPARATE_SHAPE = 7
 _NORDIC_SHAPE = 8
 _NO_STREET_WORD_SHAPE = 10  # only where no other shape found a street line
@@ -1173,7 +1222,7 @@ _DIGIT = re.compile(r"\d")
 _ADDRESS_TAIL = re.compile(
     r"""(?x)\A(?:
         (?:,?[ ](?:Apt|Apartment|Suite|Ste|Unit|Flat|Bât\.?|Bâtiment|Étage|Piso|Planta|Puerta|
-              Scala|Interno|Int\.|Wohnung|Whg\.|lgh|\d{1,2}º)[^,\n]{0,12})?
+              Scala|Interno|Int\.|Wohnung|Whg\.|lgh|bte|boîte|boite|bus|\d{1,2}º)[^,\n]{0,12})?
         (?:,?[ ](?:\d{1,2}º[ ]?[A-Z]?))?
         (?:/\d{1,4}[a-zA-Z]?|\.?[ ][IVX]{1,4}/\d{1,3}|[ ][A-Z][ ]\d{1,3}(?![\d.,]\d)
           |[ ][HULK]\d{4})?
@@ -1216,6 +1265,8 @@ def _street_lines(text: str) -> list[tuple[int, int]]:
                 if before is None or (before.start() > 0 and text[before.start() - 1].isalnum()):
                     continue
                 start = before.start()
+            elif k == _LATIN_SHAPE and "#" in m.group() and m.group().startswith(("Via", "V.le")):
+                continue  # "#" numbers houses in the Americas; "Via Slack #4521" is a channel
             elif k == _NO_STREET_WORD_SHAPE:
                 if any(st < m.end() and start < en for st, _, en in found):
                     continue  # "Wohnhaft Kastanienallee 19": the street word's own shape holds

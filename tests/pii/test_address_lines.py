@@ -103,3 +103,55 @@ def test_romance_street_words_with_a_lower_case_name(text: str, street: str) -> 
 )
 def test_romance_street_words_in_ordinary_sentences_stay(text: str) -> None:
     assert _addresses(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        # thoroughfare types of USPS Publication 28, Royal Mail and Australia Post (AS 4590)
+        ("new tenant at 14 Quillon Rise, Leeds LS6 2QT", "14 Quillon Rise"),
+        ("Unit 3/45 Gannet Parade, Cairns QLD 4870", "3/45 Gannet Parade"),
+        ("she moved to 27 Bracken View, Harrogate", "27 Bracken View"),
+        ("HQ: 812 Sorrel Xing, Denver CO 80202", "812 Sorrel Xing"),
+        ("deliver to 6 Alder Tce\nBath", "6 Alder Tce"),
+        ("11 Tamarack Cres., Ottawa ON K2B 7A1", "11 Tamarack Cres."),
+        ("I live at 9 Broadway, Nyack", "9 Broadway"),
+        ("Queens office: 41-15 Ditmars Blvd, Astoria", "41-15 Ditmars Blvd"),
+        # a postal label in capitals
+        ("SHIP TO: 77 HOLLOWAY BROOK LANE, SPRINGFIELD, MO 65804", "77 HOLLOWAY BROOK LANE"),
+        # a Belgian box number (bte, bus) after the house number
+        ("Adresse : Rue des Foulons 8 bte 2, 1000 Bruxelles", "Foulons 8 bte 2, 1000 Bruxelles"),
+        # the Spanish "sin número"
+        ("Oficina: Plaza de la Merced, s/n, 29012 Málaga", "Plaza de la Merced, s/n"),
+        # the town after "in" (German, Dutch)
+        ("Sie wohnt Otto-Hahn-Allee 12a in Bremen.", "Otto-Hahn-Allee 12a"),
+        # the number's marks: Italian "n." and "civico", the Americas' "#"
+        ("Spedire a Via Cavour n. 18, 50129 Firenze", "Via Cavour n. 18"),
+        ("Recoger en Calle Morelos #88, Col. Roma Norte", "Calle Morelos #88"),
+        # a range of house numbers, a German post-office box in pairs
+        ("Lager: Industriestr. 21-23, 70565 Stuttgart", "Industriestr. 21-23"),
+        ("Adres: Prinsengracht 318-II, 1016 HX Amsterdam", "Prinsengracht 318-II, 1016 HX"),
+        ("Postfach 12 04 61, 53046 Bonn", "Postfach 12 04 61"),
+    ],
+)
+def test_postal_standard_street_words(text: str, street: str) -> None:
+    assert any(street in a for a in _addresses(text)), _addresses(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Step 2 Point of Sale setup is done.",  # the new words need a street line that ends
+        "Sprint 7 Path Finder refactor and 2 Trace Viewer bugs",
+        "Release 2024-06 Harbour Parade festival",  # a year-month is no unit number
+        "QTY 12 OAK PLANKS, 3 STEEL RODS",
+        "Der Verein belegte Platz 2 in Gruppe B.",
+        "call the ring 415-555-0132 hotline",  # a phone after a street suffix stays a phone
+        "Via Slack #4521, the on-call channel",  # a channel, not a house number
+    ],
+)
+def test_postal_standard_words_in_ordinary_text_stay(text: str) -> None:
+    found = " ".join(_addresses(text))
+    assert not any(
+        w in found for w in ("Point", "Path", "Trace", "2024", "OAK", "Platz", "Slack", "555")
+    ), found
