@@ -165,18 +165,40 @@ naskiĝis naskiĝdato
 jaioa jaiotza jaiotze_data jaiotegun
 ngày_sinh ngay_sinh sinh_ngày sinh_ngay sinh_năm năm_sinh sinh_nam nam_sinh ngày_tháng_năm_sinh
 nasc. naiss. nac. nasc naiss dt_nasc dat._nar. dat.nar. data_nasc. gebdat. geb.-datum fødd. født.
+cumpleaños cumpleanos anniversaire compleanno aniversário verjaardag
+came_into_the_world kam_zur_welt kwam_ter_wereld venu_au_monde venue_au_monde vino_al_mundo
+llegó_al_mundo llego_al_mundo venuto_al_mondo venuta_al_mondo veio_ao_mundo
+dio_a_luz dió_a_luz deu_à_luz deu_a_luz ha_partorito accouché accouchée accouchee
+entbunden bevallen_van
 """.split()
 _BIRTH = "|".join(re.escape(w.replace("_", " ")) for w in sorted(set(_BIRTH_WORDS), key=len, reverse=True))
 #: A birth word, then up to sixty characters with no number and no sentence end, then a date.
 _DOB_BEFORE = re.compile(
     rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:(?<=\.)|(?![^\W\d_]))(?P<gap>[^\n\d;!]{{0,60}}?)(?P<d>{_DATE})",
 )
+#: A birthday without its year ("birthday: 14 March", "Geburtstag am 3. Mai", "né le 4 juillet",
+#: "cumpleaños el 14 de marzo"): a day and a written month with nothing but glue between the
+#: birth word and the date, and no year after it.
+_DAY_MONTH = (
+    rf"(?:(?:the[ ])?(?:{_ORDINAL_DAY})[ ](?:of[ ])?{_M}"
+    rf"|{_DAY}{_DAY_SUFFIX}[ ]?(?:de[ ]|of[ ]|d['’])?(?:the[ ])?{_M}"
+    rf"|{_M}[ ](?:the[ ])?{_DAY}(?:st|nd|rd|th)?)"
+    r"(?![^\W\d_])(?![ ,]*(?:de[ ]|del[ ]|of[ ])?'?\d)"
+)
+_DOB_NO_YEAR = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_BIRTH})(?:(?<=\.)|(?![^\W\d_]))"
+    r"(?P<gap>[ \t:,=\-()]*(?:(?:is|was|on|am|le|el|il|em|op|the|ist|war|est|es|è|é|era|den|"
+    r"is[ ]on|was[ ]on):?[ \t,]+){0,3})"
+    rf"(?P<d>{_DAY_MONTH})"
+)
 #: The birth word after the date: "am 3. Februar 1991 in Emden geboren", "le 2 mai 1980 est née".
 _AFTER_BIRTH = (
     r"geboren|born|née?|nacid[oa]|nat[oa]|nascid[oa]|urodzon[aey]|urodził[a]?|syntyi|syntynyt|"
     r"född|født|fødd|született|doğdu|doğumlu|narozen[áa]?|rođen[a]?|născut[ă]?|"
     r"gebore|lahir|γεννήθηκε|γεννήθηκα|nascut[ăa]?|rojen[a]?|gimęs|gimusi|sündinud|fæddur|fædd|"
-    r"jaio(?:a|tako)?|ganwyd|rugadh"
+    r"jaio(?:a|tako)?|ganwyd|rugadh|"
+    # coming into the world: "am 3. Mai 1990 in Kiel zur Welt gekommen", "ter wereld gekomen"
+    r"zur[ ]welt|auf[ ]die[ ]welt|ter[ ]wereld|entbunden"
 )
 _DOB_VERB_AFTER = re.compile(
     rf"(?i)(?P<d>{_DATE})(?:[ \t,]+[^\s.;:!?\d]+){{0,3}}?[ \t,]+(?:{_AFTER_BIRTH})(?![^\W\d_])"
@@ -185,7 +207,11 @@ _DAY_AFTER = (
     r"geburtstag|birthday|cumpleaños|anniversaire|compleanno|aniversário|verjaardag|urodziny|"
     r"syntymäpäivä|födelsedag|fødselsdag|születésnap|doğum günü"
 )
-_DOB_AFTER = re.compile(rf"(?i)(?P<d>{_DATE})[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:{_DAY_AFTER})")
+_DOB_AFTER = re.compile(
+    rf"(?i)(?P<d>{_DATE})(?:[ \t)(,]{{1,3}}(?:\w+[ ]){{0,2}}(?:{_DAY_AFTER})"
+    # a birth word in parentheses after the date: "12.03.1980 (DOB)", "1975-02-12 (date of birth)"
+    rf"|[ ]?\([ ]?(?:[^\W\d_]+[ ]){{0,3}}(?:{_BIRTH})(?:(?<=\.)|(?![^\W\d_]))[^()\n\d]{{0,24}}\))"
+)
 #: A year alone, right after a birth word and its preposition ("b. 1968", "born in 1954",
 #: "classe 1961", "Jahrgang 1961", "urodzony w 1963", "syntynyt vuonna 1966").
 _YEAR_BEFORE = (
@@ -218,6 +244,11 @@ _YEAR_AFTER_WORDS = re.compile(
     rf"(?P<d>{_Y4})(?![\d./\-]\d)"
 )
 
+#: The genealogical sign for born, an asterisk right before the date (German, Dutch and Nordic
+#: usage, reference works: "Anna Roth (* 3. Mai 1990 in Kiel)", "Erik Berg, * 1962"), after an
+#: opening parenthesis or a comma, never at a line's start (a list item).
+_STAR_BIRTH = re.compile(rf"(?i)(?:\(|,[ ])\*[ ]?(?P<d>{_DATE}|{_Y4})")
+
 #: A one-letter birth abbreviation right before a date, nothing between: Nordic ``f.``
 #: (født, född, fødd), Finnish ``s.`` (syntynyt), Dutch/German ``geb.`` is a word above.
 _LETTER_BIRTH = re.compile(rf"(?i)(?<![^\W\d_])[fs]\.[ ]?(?P<d>{_DATE})")
@@ -241,11 +272,22 @@ _GATE_BIRTH = _gate_pattern()
 #: The one-letter abbreviations' gate (a lookbehind in the pattern above would make it try
 #: every position of every text).
 _GATE_LETTER = re.compile(r"[fs]\.[ ]?\d")
-_DATE_DIGITS = re.compile(r"\d{4}|\d[./\-]\d{1,2}[./\-]\d\d|\d{1,2}\.?[ ][^\W\d_]{3,}[ ]'?\d\d")
+_GATE_STAR = re.compile(r"(?:\(|, )\*[ ]?\d")
+_DATE_DIGITS = re.compile(
+    r"\d{4}|\d[./\-]\d{1,2}[./\-]\d\d|\d[^\W\d_]{0,3}\.?[ \-/][^\W\d_]{3,}\.?,?[ \-/]'?\d\d"
+)
 _WORD_YEAR = re.compile(r"(?:eighteen|nineteen|twenty|thousand)")
+#: A day and a month word, either order (a birthday without its year).
+_DAY_MONTH_DIGITS = re.compile(
+    r"\d[^\W\d_]{0,3}\.?[ ](?:de[ ]|of[ ])?[^\W\d_]{3}|[^\W\d_]{3}\.?[ ]\d"
+)
 #: A birthday word is a date of birth only with nothing but glue before the date
 #: ("birthday: 3 May 1990", "Geburtstag am 3. Mai 1990"), not "birthday party on ...".
-_DAY_WORD = re.compile(r"(?i)birthday|geburtstag|fødselsdag|syntymäpäivä")
+_DAY_WORD = re.compile(
+    r"(?i)birthday|geburtstag|fødselsdag|syntymäpäivä|cumpleaños|cumpleanos|anniversaire|"
+    r"compleanno|"
+    r"aniversário|verjaardag"
+)
 _GLUE_ONLY = re.compile(
     r"(?i)\A[ \t:,=\-()]*(?:(?:is|was|on|am|le|el|il|em|op|the|ist|war|est|es|è|é|era|den|:)[ \t:,]+){0,3}\Z"
 )
@@ -323,22 +365,42 @@ def _column_dates(text: str) -> list[Detection]:
 def detect_birth_dates(text: str) -> list[Detection]:
     """Dates (or years) with a birth word close before or after them (module docstring)."""
     lower = text.lower()
-    if not _DATE_DIGITS.search(text) and not _WORD_YEAR.search(lower):
+    dated = _DATE_DIGITS.search(text) is not None or _WORD_YEAR.search(lower) is not None
+    if not dated and not _DAY_MONTH_DIGITS.search(text):
         return []
-    if len(lower) != len(text) or not (_GATE_BIRTH.search(lower) or _GATE_LETTER.search(lower)):
+    if len(lower) != len(text) or not (
+        _GATE_BIRTH.search(lower) or _GATE_LETTER.search(lower) or _GATE_STAR.search(text)
+    ):
         if len(lower) == len(text):
             return []
-    out = []
-    for m in _DOB_BEFORE.finditer(text):
+    out = [
+        Detection(m.start("d"), m.start("d") + len(m.group("d").rstrip(".")), "DOB", 0.6, "dob")
+        for m in _DOB_NO_YEAR.finditer(text)
+        if _month_ok(m.group("d"))
+    ]
+    if not dated:
+        return out
+    pos = 0
+    while (m := _DOB_BEFORE.search(text, pos)) is not None:
         gap = m.group("gap")
-        if _SENTENCE_END.search(gap):
+        # A birth word whose date is in the next sentence, or a birthday word with more than
+        # glue before a date ("the birthday party is planned for 12/05/2024": an event), is
+        # no match; the search goes on after the word, so a birth word between is still read
+        # ("o aniversário da mãe, que nasceu a 23 de agosto de 1946").
+        if _SENTENCE_END.search(gap) or (_DAY_WORD.match(m.group()) and not _GLUE_ONLY.match(gap)):
+            pos = m.start("gap")
             continue
-        if _DAY_WORD.match(m.group()) and not _GLUE_ONLY.match(gap):
-            continue  # "the birthday party is planned for 12/05/2024": an event, not a birth
         if _month_ok(m.group("d")):
             out.append(Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob"))
+        pos = m.end()
     if "\n" in text:
         out += _column_dates(text)
+    if "*" in text and _GATE_STAR.search(text):
+        out += [
+            Detection(m.start("d"), m.end("d"), "DOB", 0.6, "dob")
+            for m in _STAR_BIRTH.finditer(text)
+            if _month_ok(m.group("d"))
+        ]
     for rx in (
         _DOB_VERB_AFTER,
         _DOB_AFTER,
