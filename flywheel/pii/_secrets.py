@@ -26,7 +26,15 @@ from functools import lru_cache
 from typing import Any
 
 from flywheel.pii._decode import decode_base64
-from flywheel.pii._gate import Gate, any_gate, gated, literal_gate, prefix_trees
+from flywheel.pii._gate import (
+    Gate,
+    any_gate,
+    gated,
+    literal_gate,
+    literals,
+    prefix_trees,
+    trie_pattern,
+)
 from flywheel.pii._keys import key_label
 from flywheel.pii._types import Detection
 
@@ -199,7 +207,8 @@ _OPENING_CODE = re.compile(
     (?<![^\W\d_])(?:
         (?:{_GUARDS})[^\W\d_]{{0,6}}[ \-]?(?:{_CODES})[^\W\d_]{{0,3}}
       | (?:{_CODES})[^\W\d_]{{0,3}}(?:[ ](?:d['’]|de|del|de[ ]la|da|do|dla|för|til|for|of|the|to|
-            für|der|des|du|la|el|di|dell['’]|della))?[ ]?(?:{_GUARDS})[^\W\d_]{{0,6}}
+            für|der|des|du|la|el|di|dell['’]|della|dem|den|zum|zur|al|au|on|in)){{0,2}}
+            [ ]?(?:{_GUARDS})[^\W\d_]{{0,6}}
       | (?:{_GUARDS})[^\W\d_]{{0,6}}(?![^\W\d_])[^\n\d.;!?]{{1,40}}?(?<![^\W\d_])(?:{_CODES})[^\W\d_]{{0,3}}
     )(?![^\W\d_])[^\n\d]{{0,24}}?
     (?P<v>(?<![\w\-])(?=(?:[ \-]?[A-D#*]?\d){{3}})[0-9A-D#*]{{2,10}}(?:[ \-][0-9#*]{{2,6}}){{0,2}})
@@ -207,6 +216,146 @@ _OPENING_CODE = re.compile(
     """
 )
 _DATE_VALUE = re.compile(r"\A(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})\Z")
+#: A login written as a pair after a credentials word ("credentials: admin / Tr0mb0ne!",
+#: "Zugangsdaten: mmeier / Herbst#24", "identifiants : jdupont:Soleil2024"): the second
+#: member is the password when it is shaped like one (``_password_shaped``).
+_CREDENTIAL_WORDS = (
+    r"credentials?|creds|login|log-in|logins|identifiants?|zugangsdaten|anmeldedaten|logindaten|"
+    r"credenciales|credenziali|inloggegevens|credenciais|datos[ ]de[ ]acceso|dados[ ]de[ ]acesso"
+)
+_CREDENTIAL_PAIR = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_CREDENTIAL_WORDS})(?![^\W\d_])[ \t]*[:=\-]?[ \t]*"
+    r"(?P<u>[^\s/:,;]{1,64})[ \t]*[/:][ \t]*(?P<v>[^\s\"'/]{4,64})"
+)
+
+#: The short password words: "pw: Hunter2!x", "pwd=...", "pass: ..." or "pass is ..." (a
+#: bus or boarding pass has no password-shaped value), and "user jdoe pass Tr0ub4dor".
+_PASS_SHORT = re.compile(
+    r"(?i)(?<![^\W\d_])"
+    r"(?:(?P<user>user(?:name)?|login|usuario|utilisateur|benutzer|utente|gebruiker)"
+    r"[ \t:=]+[^\s,;/]{1,64}[ \t]*[,;/]?[ \t]*(?:pass|pw|pwd|passwd)(?![^\W\d_])[ \t:=]+"
+    r"|(?:pass|pw|pwd|passwd)(?:[ \t]*[:=]|[ ]is)[ \t]*)[\"'«“]?(?P<v>[^\s\"'»”]{4,64})"
+)
+#: A personal identification number without a verb: "PIN code 4821", "PIN-Code 0815",
+#: "code PIN 4821" (in capitals: a pin of a connector or a chip is "pin 12"), and a German
+#: online-banking transaction number ("TAN 482913", "mTAN", "pushTAN").
+_PIN_CODE = re.compile(
+    r"(?<![^\W\d_])(?:PIN(?:[ \-]?(?:[Cc]ode|[Nn]ummer|[Nn]umber|[Nn]o\.?))?|[Cc]ode[ ]PIN|"
+    r"[Cc]ódigo[ ]PIN|[Cc]odice[ ]PIN|(?:m|sms|push|chip|i)?TAN)"
+    r"[ \t:]+(?P<v>\d{4,8})(?![\d.,/\-]\d)(?!\w)"
+)
+#: One-time codes (HOTP/TOTP, RFC 4226/6238; SMS and e-mail verification codes, the German
+#: banking TAN) and card security codes (CVV/CVC, PCI DSS sensitive authentication data): the
+#: code word, a few words of the same sentence, then the code of digits (or digits in two
+#: groups: "482 913"). A booking's confirmation code is a reference, not one of these.
+_ONE_TIME_WORDS = (
+    r"one-time code|one time code|onetime code|one-time password|one time password|"
+    r"one-time passcode|one-time pin|otp|totp|2fa code|mfa code|"
+    r"verification code|security code|authentication code|login code|"
+    r"sign-in code|sign in code|signin code|"
+    r"code de (?:vérification|verification|sécurité|securite|connexion)|"
+    r"code à usage unique|"
+    r"bestätigungscode|bestaetigungscode|verifizierungscode|sicherheitscode|einmalpasswort|"
+    r"einmalcode|anmeldecode|"
+    r"código de (?:verificación|verificacion|seguridad|un solo uso|acceso único|"
+    r"verificação|segurança)|"
+    r"codigo de (?:verificacion|seguridad|verificacao|seguranca)|"
+    r"codice (?:di verifica|di sicurezza|otp|monouso)|verificatiecode|beveiligingscode|"
+    r"eenmalige code|cvv2?|cvc2?|cvn|card verification (?:value|code)|"
+    r"cryptogramme(?: visuel)?|"
+    r"kartenprüfnummer|kartenpruefnummer"
+)
+_ONE_TIME_CODE = re.compile(
+    rf"(?i)(?<![^\W\d_])(?:{_ONE_TIME_WORDS})(?![^\W\d_])"
+    # glue only between the word and the code: "is", ":", "lautet", "for your login"
+    r"(?:[ \t]*(?:[:=#]|is|was|ist|lautet|est|es|è|é|era|le|el|il|"
+    r"(?:for|für|pour|para|per|voor|of|de|del|der|des|della|do|da)"
+    r"(?:[ ](?:your|the|ihre?n?|votre|la|le|tu|su|il|je|uw))?[ ][^\W\d_]+)){0,3}[ \t]*"
+    r"(?P<v>(?<![\w\-])(?:\d{3,4}[ \-]\d{3,4}|\d{3,8})(?![\w]|[.,:/\-]\d))"
+)
+
+#: Account recovery and backup codes (two-factor backup codes, recovery keys): each code of
+#: the list after the word is a credential.
+_RECOVERY_WORDS = re.compile(
+    r"(?i)(?<![^\W\d_])(?:(?:recovery|backup|scratch|emergency)[ \-]?(?:codes?|keys?)|"
+    r"wiederherstellungs(?:code|schlüssel|schluessel)s?|backup-?codes?|notfallcodes?|"
+    r"codes?[ ]de[ ](?:récupération|recuperation|secours)|"
+    r"códigos?[ ]de[ ](?:recuperación|recuperacion|respaldo|recuperação|recuperacao|backup)|"
+    r"codici[ ]di[ ](?:recupero|backup|emergenza)|herstelcodes?|herstelsleutel)(?![^\W\d_])"
+)
+
+_RECOVERY_CODE = re.compile(
+    r"(?<![\w\-])(?=[A-Za-z0-9\-]*\d)[A-Za-z0-9]{3,10}(?:-[A-Za-z0-9]{3,10}){0,7}(?![\w\-])"
+)
+#: A Wi-Fi network's key (WPA2/WPA3 pre-shared key: a passphrase of 8 to 63 characters,
+#: IEEE 802.11i): a Wi-Fi word, a few words, a key word, then a password-shaped value.
+_WIFI_KEY = re.compile(
+    r"(?i)(?<![^\W\d_])(?:wi-?fi|wlan|wpa[23]?|psk)(?![^\W\d_])[^\n.;!?]{0,40}?"
+    r"(?<![^\W\d_])"
+    r"(?:key|schlüssel|schluessel|clé|cle|clef|clave|chiave|sleutel|psk|code|passphrase)"
+    r"(?![^\W\d_])[ \t]*[:=]?[ \t]*[\"'«“]?(?P<v>[^\s\"'»”]{8,63})"
+)
+
+#: Command-line passwords as the tools document them: MySQL/MariaDB clients' ``-pPASSWORD``
+#: (no space), ``sshpass -p PASSWORD``, ``redis-cli -a PASSWORD``.
+_CLI_PASSWORD = re.compile(
+    r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?"
+    r"[ ]-p(?P<a>[^\s\"'\-][^\s\"']{2,})"
+    r"|\bsshpass[ ]+-p[ ]*[\"']?(?P<b>[^\s\"']{3,})"
+    r"|\bredis-cli\b[^\n|;&]*?[ ]-a[ ]+[\"']?(?P<c>[^\s\"']{3,}))"
+)
+#: Words right after a password word that say the text is about the password, not the
+#: password: a hint, a policy, a manager ("password hint: ...", "Passwort vergessen?"); a
+#: product's name after more words is whose password it is ("palavra-passe do X Manager é").
+_PASSWORD_WORD_AT = re.compile(r"(?i)mot de passe|[^\W\d_]+(?:[\-'’][^\W\d_]+)*")
+_ABOUT_PASSWORD = re.compile(
+    r"(?i)[ \t\-]*(?:hint|hints|policy|policies|rules?|requirements?|expir\w*|length|"
+    r"strength|manager|forgotten|forgot|vergessen|richtlinie|oublié|oublie|"
+    r"olvidad[oa]|olvidé|dimenticat[oa]|vergeten|esquec\w*|indice|pista|suggerimento)(?![^\W\d_])"
+)
+
+
+def _word_gates() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
+    """One scan of the lower-cased text for the literals of the word-led rules above.
+
+    Login pairs, short password words, one-time and recovery codes, Wi-Fi keys, command
+    lines: the literals each rule's matches hold, so a text holding none skips the rule.
+    """
+    rules: dict[str, tuple[str, ...]] = {
+        "pair": literals(re.compile(_CREDENTIAL_WORDS, re.I)) or (),
+        "short": ("pw", "pass"),
+        "once": literals(re.compile(_ONE_TIME_WORDS, re.I)) or (),
+        "recovery": literals(_RECOVERY_WORDS) or (),
+        "wifi": ("wifi", "wi-fi", "wlan", "wpa", "psk"),
+        "cli": ("mysql", "mariadb", "sshpass", "redis-cli"),
+    }
+    if not all(rules.values()):
+        raise RuntimeError("a word-led secret rule has no literal gate")  # caught by the tests
+    by_literal: dict[str, list[str]] = {}
+    for rule, lits in rules.items():
+        for lit in lits:
+            by_literal.setdefault(lit.lower(), []).append(rule)
+    return re.compile(trie_pattern(set(by_literal))), {k: tuple(v) for k, v in by_literal.items()}
+
+
+_WORD_GATE, _WORD_RULES = _word_gates()
+
+
+def _about_password(text: str, start: int) -> bool:
+    """Whether the password word at ``start`` is followed by a word about the password."""
+    w = _PASSWORD_WORD_AT.match(text, start)
+    return w is not None and _ABOUT_PASSWORD.match(text, w.end()) is not None
+
+
+def _password_shaped(v: str) -> bool:
+    """A lower-case letter and a digit or symbol inside the value.
+
+    A sentence's last "?" or "!" is none; a code in capitals ("LH2024") is a reference.
+    """
+    core = v.rstrip(_TRAILING)
+    return any(c.islower() for c in core) and any(
+        c.isdigit() or c in "!#$%&*+?@^~" for c in core
+    )
 #: Every word of ``_CODES`` holds one of these (lower case): a substring test per text.
 _CODE_LITERALS = ("cod", "kod", "kood", "kód", "cód")
 #: No password: a URL, a mailbox, a date, a host or slug in lower case ("vpn-gw-01").
@@ -265,8 +414,8 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
-def _value_ok(v: str) -> bool:
-    return len(v) >= 4 and not _PLACEHOLDER.match(v)
+def _value_ok(v: str, shortest: int = 4) -> bool:
+    return len(v) >= shortest and not _PLACEHOLDER.match(v)
 
 
 def looks_random(token: str) -> bool:
@@ -313,6 +462,11 @@ def looks_random(token: str) -> bool:
 #: Key material with a provider's prefix in capitals ("NRAK-2YDB0TPX1G03QAVK1L8UXLWCYGU").
 _PREFIXED_KEY = re.compile(r"\A[A-Z]{2,8}[-_](?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{16,}\Z")
 _UUID = re.compile(r"\A[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
+#: A software product or licence key: four to eight groups of 4-6 capitals and digits
+#: ("7HK3M-9QXWT-4JRPB-2VYCD-8MGFX"), letters and digits mixed.
+_GROUPED_KEY = re.compile(
+    r"\A(?=(?:[A-Z0-9\-]*\d){3})(?=(?:[A-Z0-9\-]*[A-Z]){3})[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,7}\Z"
+)
 
 
 def credential_shaped(value: str) -> bool:
@@ -322,7 +476,7 @@ def credential_shaped(value: str) -> bool:
     v = value.strip().strip("\"'")
     if not 16 <= len(v) <= 512 or any(c.isspace() for c in v) or _UUID.match(v):
         return False
-    if looks_random(v) or _PREFIXED_KEY.match(v):
+    if looks_random(v) or _PREFIXED_KEY.match(v) or _GROUPED_KEY.match(v):
         return True
     return len(v) >= 24 and _HEX.match(v) is not None and sum(c.isdigit() for c in v) >= 4 and any(
         c.isalpha() for c in v
@@ -388,9 +542,9 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
     out: list[Detection] = []
     public = [m.span() for m in _PUBLIC_TOKEN.finditer(text)] if "pk.eyJ" in text else []
 
-    def add(s: int, e: int, score: float) -> None:
+    def add(s: int, e: int, score: float, shortest: int = 4) -> None:
         s, e = _strip(text, s, e)
-        if e - s >= 4 and _value_ok(text[s:e]) and not text[s:e].startswith("<"):
+        if e - s >= shortest and _value_ok(text[s:e], shortest) and not text[s:e].startswith("<"):
             if not any(ps <= s and e <= pe for ps, pe in public):
                 out.append(Detection(s, e, "SECRET", score, "secret"))
 
@@ -463,17 +617,63 @@ def detect_secrets(text: str, *, skip: Any = None) -> list[Detection]:
         for rx in (_PROSE, _PROSE_BARE):
             for m in rx.finditer(text):
                 v = m.group("v")
-                # "...: https://...": a link; "the password is in the drawer": a place
-                if not v.startswith("//") and v.casefold() not in _PLACE_WORDS and not _mdp_upper(m):
+                # "...: https://...": a link; "the password is in the drawer": a place;
+                # "password hint: ...", "Passwort vergessen?": about the password
+                if (
+                    not v.startswith("//")
+                    and v.casefold() not in _PLACE_WORDS
+                    and not _mdp_upper(m)
+                    and not _about_password(text, m.start())
+                    and (rx is _PROSE or _password_shaped(v))
+                ):
                     add(m.start("v"), m.end("v"), 0.7)
     if _NEAR_GATE(text, lower):
         for m in _PROSE_NEAR.finditer(text):
-            if not _NOT_A_PASSWORD.search(m.group("v")) and not _mdp_upper(m):
+            v = m.group("v")
+            if not _NOT_A_PASSWORD.search(v) and not _mdp_upper(m) and _password_shaped(v) and not (
+                _about_password(text, m.start())
+            ):
                 add(m.start("v"), m.end("v"), 0.65)
     if any(w in lower for w in _COMPOUND_HEADS):
         for m in _PROSE_COMPOUND.finditer(text):
-            if not _NOT_A_PASSWORD.search(m.group("v")):
+            if not _NOT_A_PASSWORD.search(m.group("v")) and _password_shaped(m.group("v")):
                 add(m.start("v"), m.end("v"), 0.65)
+    gated = {r for m in _WORD_GATE.finditer(lower) for r in _WORD_RULES[m.group()]}
+    if "pair" in gated and ("/" in text or ":" in text):
+        for m in _CREDENTIAL_PAIR.finditer(text):
+            v = m.group("v")
+            if _password_shaped(v) and not _NOT_A_PASSWORD.search(v) and not _DATE_VALUE.match(v):
+                add(m.start("v"), m.end("v"), 0.65)
+    if "short" in gated:
+        for m in _PASS_SHORT.finditer(text):
+            v = m.group("v")
+            if (m.group("user") or _password_shaped(v)) and not _NOT_A_PASSWORD.search(v):
+                add(m.start("v"), m.end("v"), 0.65)
+    if "PIN" in text or "TAN" in text:
+        for m in _PIN_CODE.finditer(text):
+            add(m.start("v"), m.end("v"), 0.7)
+    if "once" in gated:
+        for m in _ONE_TIME_CODE.finditer(text):
+            if not _DATE_VALUE.match(m.group("v")):
+                add(m.start("v"), m.end("v"), 0.7, shortest=3)  # a card's 3-digit CVV
+    if "recovery" in gated:
+        for m in _RECOVERY_WORDS.finditer(text):
+            end = len(text)
+            for stop in (".\n", "\n\n", ". "):
+                k = text.find(stop, m.end())
+                if k != -1:
+                    end = min(end, k)
+            for c in _RECOVERY_CODE.finditer(text, m.end(), min(end, m.end() + 240)):
+                if len(c.group()) >= 6:
+                    add(c.start(), c.end(), 0.7)
+    if "wifi" in gated:
+        for m in _WIFI_KEY.finditer(text):
+            if _password_shaped(m.group("v")) and not _NOT_A_PASSWORD.search(m.group("v")):
+                add(m.start("v"), m.end("v"), 0.65)
+    if "cli" in gated:
+        for m in _CLI_PASSWORD.finditer(text):
+            g = next(k for k in ("a", "b", "c") if m.group(k))
+            add(m.start(g), m.end(g), 0.85)
     if any(w in lower for w in _CODE_LITERALS):
         for m in _OPENING_CODE.finditer(text):
             if not _DATE_VALUE.match(m.group("v")):
