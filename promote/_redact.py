@@ -61,11 +61,15 @@ from flywheel.promote._redact_types import (
 
 # Values under a credential key that hold no credential.
 _NOT_A_SECRET = re.compile(
-    r"(?i)\A(?:\*+|x{3,}|null|none|true|false|bearer|basic|redacted|<[^>]*>|\$\{[^}]*\}|.{0,3})\Z"
+    r"(?i)\A(?:\*+|x{3,}|null|none|true|false|bearer|basic|redacted|<[^>]*>|\$\{[^}]*\}"
+    r"|(?!\d{3}\Z).{0,3})\Z"  # three digits are a card's security code ("cvv": "482")
 )
 # Under a contact-ish key (AUTO): letters then 8+ digits, or digits only: an account number.
 _ACCOUNT_LIKE = re.compile(r"\A(?:[A-Z]{2,4}\d{8,32}|\d{8,20})\Z")
 # Under a contact-ish key (AUTO): one to five capitalised words, nothing else.
+#: The members of a field written as a name/value pair: the name, then the value.
+_PAIR_NAME_KEYS = ("label", "name", "field", "fieldName", "field_name", "key", "title", "question")
+_PAIR_VALUE_KEYS = frozenset(("value", "answer", "val", "response"))
 _PERSON_LIKE = re.compile(r"\A[^\W\d_][^\W\d_'’.\-]*(?:[ '’.\-]+[^\W\d_]+){0,4}\.?\Z")
 
 # Scores used to order competing spans after length (longest always wins).
@@ -254,6 +258,7 @@ class _TraceJob:
             return self._string(node, path, label, depth)
         if isinstance(node, dict):
             out = {}
+            pair = self._pair_label(node)
             for k, v in node.items():
                 if k in self.keep:
                     out[k] = v
@@ -264,6 +269,8 @@ class _TraceJob:
                     out[nk] = self._node(v, child, None, depth)
                     continue
                 child_label = self.r.key_label(k) if isinstance(k, str) else None
+                if child_label is None and pair is not None and k in _PAIR_VALUE_KEYS:
+                    child_label = pair  # {"label": "Date of birth", "value": "..."}
                 if child_label == "NAME" and names_a_thing(k, node):
                     child_label = None  # {"name": "Canela", "breed": ...}: a dog's name, read as text
                 if child_label == "SECRET_IF_RANDOM" and label is not None:
@@ -282,6 +289,24 @@ class _TraceJob:
                     return node
             return self._whole(str(node), path, label)
         return node
+
+    def _pair_label(self, node: dict[Any, Any]) -> str | None:
+        """The label of a field written as a name/value pair, or None.
+
+        A form's fields, a CRM's custom fields, OpenTelemetry's ``{"key": ..., "value": ...}``
+        attributes: the label its name would give as a key, a person's name only when the
+        value is person-like (AUTO).
+        """
+        if len(node) > 6 or not any(k in node for k in _PAIR_VALUE_KEYS):
+            return None
+        for nk in _PAIR_NAME_KEYS:
+            name = node.get(nk)
+            if isinstance(name, str) and 0 < len(name) <= 60:
+                label = self.r.key_label(name)
+                if label == "NAME" and own_name_key(name):
+                    return "AUTO"
+                return label
+        return None
 
     def _string(self, s: str, path: str, label: str | None, depth: int) -> str:
         if label is not None and s.strip():

@@ -75,17 +75,19 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "vorname nachname familienname geburtsname kontoinhaber ansprechpartner unterzeichner "
     "nom prenom nomcomplet nomfamille nomdefamille titulaire destinataire signataire "
     "nombre apellido apellidos nombrecompleto titular beneficiario firmante "
-    "nome cognome nomecompleto intestatario beneficiario "
+    "nome cognome nomecompleto intestatario beneficiario ccname "
     "apelido nomeproprio "
     "naam voornaam achternaam rekeninghouder",
-    ADDRESS="address streetaddress street addressline1 addressline2 line1 line2 homeaddress "
+    ADDRESS="address streetaddress street addressline1 addressline2 addressline3 line1 line2 line3 "
+    "homeaddress "
     "billingaddress shippingaddress mailingaddress postaladdress deliveryaddress residence "
     "anschrift adresse strasse wohnadresse lieferadresse rechnungsadresse hausnummer "
     "adresselivraison adressepostale domicile rue "
     "direccion domicilio calle direccionenvio "
     "indirizzo domicilio "
     "morada endereco rua "
-    "adres straat woonadres",
+    "adres straat woonadres "
+    "housenumber hausnr huisnummer straatnaam adresszeile numerocivico",
     CARD="card cardnumber creditcard creditcardnumber ccnumber pan kartennummer "
     "numerocarte numerotarjeta tarjeta numerocarta",
     IBAN="iban ibancode bankaccount accountnumber kontonummer rib cuenta numerocuenta conto",
@@ -112,7 +114,10 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "nacida nato nata nascido nascida nascimento nascita urodzony urodzona dataurodzenia "
     "syntymaaika syntymapaiva fodelsedatum fodd fodselsdato fodt dogumtarihi szuletesidatum "
     "szuletett datumnarozeni narozen nar narozena datumnarodenia narodeny narodena "
-    "datadenacemento datanacemento yob birthyear yearofbirth geburtsjahr",
+    "datadenacemento datanacemento yob birthyear yearofbirth geburtsjahr "
+    # HTML's autofill field names (WHATWG: bday-day, bday-month, bday-year); the French DDN
+    "bdayday bdaymonth bdayyear ddn fechanac fecnac fechnac cumpleanos compleanno verjaardag "
+    "anniversaire",
     SECRET="password passwd pwd pass passphrase passcode pin secret clientsecret "
     "token accesstoken refreshtoken idtoken authtoken apitoken bearertoken sessiontoken "
     "apikey xapikey apisecret secretkey accesskey accesskeyid secretaccesskey privatekey "
@@ -125,8 +130,16 @@ DEFAULT_KEY_RULES: dict[str, str] = _rules(
     "chiave chiaveapi "
     "senha "
     "wachtwoord losenord passord adgangskode salasana haslo heslo jelszo sifre parola "
-    "oauth oauthtoken",
-    AUTO="recipient recipients sender from to cc bcc attendees participants contact "
+    "oauth oauthtoken "
+    # one-time passwords (HOTP/TOTP, RFC 4226/6238; HTML's autofill "one-time-code"), account
+    # recovery codes and phrases, answers to security questions, card security codes (HTML's
+    # "cc-csc"; PCI DSS sensitive authentication data), Wi-Fi pre-shared keys
+    "otp otpcode totp hotp onetimecode onetimepassword mfacode twofactorcode 2facode "
+    "recoverycode recoverycodes backupcode backupcodes recoverykey recoveryphrase seedphrase "
+    "mnemonic securityanswer secretanswer securityquestionanswer cvv cvv2 cvc cvc2 csc cccsc "
+    "cardcvv cardcvc kartenpruefnummer cryptogramme psk wifikey wlankey netzwerkschlussel "
+    "wlanschlussel",
+    AUTO="addr recipient recipients sender from to cc bcc attendees participants contact "
     "contacts empfaenger absender expediteur remitente destinatarios mittente "
     "contatto contacto "
     # people a record is about: their value is redacted when it is a person-like value
@@ -173,13 +186,13 @@ DEFAULT_KEY_SUFFIXES: dict[str, str] = _rules(
     NAME="firstname lastname fullname surname givenname familyname vorname nachname prenom "
     "nombre apellido cognome",
     IP="ipaddress",
-    ADDRESS="address adresse anschrift direccion indirizzo strasse",
+    ADDRESS="address adresse anschrift direccion indirizzo strasse hausnummer",
     IBAN="iban",
     CARD="cardnumber",
     SSN="ssn",
     DOB="birthdate dateofbirth geburtsdatum naissance nacimiento nascita",
     SECRET="password passwd secret token apikey accesskey secretkey privatekey cookie "
-    "sessionid passwort motdepasse contrasena authorization oauth credentials losenord "
+    "sessionid passwort motdepasse contrasena authorization oauth credentials losenord passphrase "
     "passord salasana haslo jelszo sifre",
     # any other "...key" (licenseKey, subscription_key, routing_key, integrationKey) and the
     # word key of other languages: a key when the value looks generated, else a name or id
@@ -252,6 +265,30 @@ _NAME_PARTS = frozenset(
     "ainm sloinne enw cyfenw jina hoten ten ho nombre nombres apellido apellidos nom prenom "
     "prénom nome cognome sobrenome naam voornaam achternaam vorname nachname full".split()
 )
+#: Words of a postal address's parts as field names in the languages of the key rules (folded),
+#: and the words that only qualify them: a key made of these ("house_number", "nom_rue",
+#: "adresse_ligne1", "Straße und Hausnummer", "indirizzo_residenza") holds an address.
+_ADDRESS_PARTS = frozenset(
+    normalise_key(w)
+    for w in "address addr adresse adres anschrift direccion dirección indirizzo endereco "
+    "endereço morada strasse straße street calle rue straat straatnaam logradouro domicilio "
+    "adresszeile hausnummer huisnummer housenumber hausnr civico".split()
+)
+_ADDRESS_QUALIFIERS = frozenset(
+    normalise_key(w)
+    for w in "line ligne linea zeile number nr no num numero número name nom nombre nome naam "
+    "completo completa complete full fiscal residenza residencia residence home and und y e et "
+    "de di da do del du house haus huis via postal postale".split()
+)
+#: Keys ending in an address word that name a network, hardware or ledger address, not a
+#: postal one ("mac_address", "bind_address", "wallet_address"): read as text.
+_NOT_POSTAL = re.compile(
+    r"\A(?:mac|wallet|server|bind|listen|host|proxy|gateway|contract|web|memory|mem|base|"
+    r"remote|local|peer|node|broker|smtp|dns|cluster|endpoint|socket|network|net|link|multicast|"
+    r"broadcast|hardware|physical|virtual|bitcoin|btc|eth|ethereum|crypto|lightning|ipv[46]|"
+    r"public|private|ble|bluetooth|i2c|modbus|register|bus|device)"
+)
+
 #: Words that qualify a credential without changing what it is ("password_temporal",
 #: "pin_initial"); a key about the credential ("password_policy", "token_type") is none.
 _CREDENTIAL_QUALIFIERS = frozenset(
@@ -291,7 +328,16 @@ def derived_label(key: str) -> str | None:
     (``data_nasc``, ``tgl_lahir``) is DOB. Redaction applies it after a policy's own rules.
     """
     norm = normalise_key(key)
+    base = norm.rstrip("0123456789")
+    if base != norm and base and DEFAULT_KEY_RULES.get(base) in ("ADDRESS", "AUTO"):
+        return DEFAULT_KEY_RULES[base]  # "address1", "street2" (a form's numbered lines), "addr1"
     tokens = _key_tokens(key)
+    if (
+        len(tokens) >= 2
+        and all(t in _ADDRESS_PARTS or t in _ADDRESS_QUALIFIERS for t in tokens)
+        and any(t in _ADDRESS_PARTS for t in tokens)
+    ):
+        return "ADDRESS"  # "house_number", "nom_rue", "adresse_ligne1", "street_and_number"
     if tokens and all(t in _NAME_PARTS for t in tokens):
         return "AUTO"
     if len(tokens) >= 2 and DEFAULT_KEY_RULES.get(tokens[-1]) in ("AUTO", "NAME"):
@@ -368,6 +414,8 @@ def suffix_applies(norm: str, suffix: str, label: str) -> bool:
     names no credential (``publicKey``, ``dedup_key``, ``sortKey``).
     """
     if norm == suffix + "s":
+        return False
+    if label == "ADDRESS" and norm != suffix and _NOT_POSTAL.match(norm):
         return False
     return label != "SECRET_IF_RANDOM" or not (norm == suffix or _NOT_CREDENTIAL_KEY.search(norm))
 
