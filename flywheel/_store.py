@@ -22,6 +22,16 @@ from ._arrow import arrow_to_rows, columns_to_arrow
 from .errors import StoreUnavailable, UserError
 
 _TOKEN = re.compile(r"[A-Za-z0-9_.:/-]{1,200}")
+
+#: Backslash escapes of a ClickHouse string literal (and of a text parameter's value).
+SQL_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"})
+
+
+def sql_string(value: str) -> str:
+    """``value`` as a ClickHouse string literal (DDL takes no bound parameters)."""
+    return "'" + value.translate(SQL_ESCAPES).replace("'", "\\'") + "'"
+
+
 #: Settings that make a tokened insert idempotent in views too.
 DEDUP_SETTINGS = {"deduplicate_blocks_in_dependent_materialized_views": 1, "insert_deduplicate": 1}
 

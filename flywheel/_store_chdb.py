@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from ._memory import drop_library_pages, trim_heap
-from ._store import DEDUP_SETTINGS, Params, Store, _store_error
+from ._store import DEDUP_SETTINGS, SQL_ESCAPES, Params, Store, _store_error, sql_string
 from .errors import FlywheelError, StoreUnavailable, UserError
 
 log = logging.getLogger("flywheel")
@@ -256,19 +256,14 @@ def _params(params: dict[str, Any] | Any) -> dict[str, Any]:
         elif isinstance(v, list | tuple):
             out[k] = "[" + ",".join(_literal(x) for x in v) + "]"
         elif isinstance(v, str):
-            out[k] = v.translate(_ESCAPES)  # parameter values are escaped text
+            out[k] = v.translate(SQL_ESCAPES)  # parameter values are escaped text
         else:
             out[k] = v
     return out
 
 
-_ESCAPES = str.maketrans({"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"})
-
-
 def _literal(v: Any) -> str:
-    if isinstance(v, str):
-        return "'" + v.translate(_ESCAPES).replace("'", "\\'") + "'"
-    return str(v)
+    return sql_string(v) if isinstance(v, str) else str(v)
 
 
 def _query_error(exc: Exception, sql: str) -> FlywheelError:

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pyarrow as pa
 
-from ._store import DEDUP_SETTINGS, Params, Store, _store_error
+from ._store import DEDUP_SETTINGS, Params, Store, _store_error, sql_string
 from .errors import FlywheelError, UserError
 
 
@@ -59,11 +59,7 @@ class ClickHouseStore(Store):
         user, password = self._login
         if (user, password) == ("default", ""):
             return ""
-
-        def quoted(s: str) -> str:
-            return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-        return f"USER {quoted(user)} PASSWORD {quoted(password)}"
+        return f"USER {sql_string(user)} PASSWORD {sql_string(password)}"
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:

@@ -255,6 +255,10 @@ _MATCH_STORED = " OR ".join(
 _MATCH_T = " OR ".join(
     f"positionCaseInsensitiveUTF8(t.{i}, {{text:String}}) > 0" for i in range(1, 5)
 )
+_TEXT_WHERE = _TEXT_SQL.format(
+    winner=WINNER, match_t=_MATCH_T, steps=steps_with_text(
+        "project_id = {project:String} AND (trace_id, span_id) IN "
+        + _TEXT_SPANS.format(match_stored=_MATCH_STORED, match=_MATCH)))
 
 
 def list_traces(
@@ -319,10 +323,7 @@ def list_traces(
         where.append("has(tools, {tool:String})")
         params["tool"] = tool
     if text:
-        spans = _TEXT_SPANS.format(match_stored=_MATCH_STORED, match=_MATCH)
-        steps = steps_with_text(
-            f"project_id = {{project:String}} AND (trace_id, span_id) IN {spans}")
-        where.append(_TEXT_SQL.format(winner=WINNER, steps=steps, match_t=_MATCH_T))
+        where.append(_TEXT_WHERE)
         params["text"] = text
     if cursor:
         c_start, c_tid = decode_cursor(cursor)

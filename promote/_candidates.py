@@ -283,10 +283,10 @@ def load_traces(
     out: dict[str, TraceMaterial] = {}
     rows_of: dict[str, list[dict[str, Any]]] = {}
     ids = list(dict.fromkeys(trace_ids))
+    sql = _STEPS_SQL.format(steps=steps_with_text(
+        "project_id = {project:String} AND trace_id IN {ids:Array(String)}", final=True))
     for i in range(0, len(ids), 2000):
         chunk = ids[i : i + 2000]
-        sql = _STEPS_SQL.format(steps=steps_with_text(
-            "project_id = {project:String} AND trace_id IN {ids:Array(String)}", final=True))
         for r in store.query(sql, {"project": project, "ids": chunk}):
             m = out.setdefault(r["trace_id"], TraceMaterial(r["trace_id"]))
             start, end = int(r["start_ns"]), int(r["start_ns"]) + int(r["duration_ns"])
