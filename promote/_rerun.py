@@ -134,6 +134,65 @@ def _set_rubric(task: dict[str, Any], rubric: str) -> None:
             c["grader"].setdefault("args", {})["rubric"] = rubric
 
 
+def _merged_rules(
+    old: tuple[dict[str, str], dict[str, list[str]]],
+    new_keys: Mapping[str, str],
+    new_deny: Mapping[str, Sequence[str]],
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The stored rules with the new ones added (a new key rule wins; deny strings add up)."""
+    old_keys, old_deny = old
+    deny = {k: list(v) for k, v in old_deny.items()}
+    for lab, vs in new_deny.items():
+        deny.setdefault(lab, [])
+        deny[lab] += [v for v in vs if v not in deny[lab]]
+    return {**old_keys, **new_keys}, deny
+
+
+def _reviewer_texts(task: Mapping[str, Any] | None, old_draft: Mapping[str, Any]) -> dict[str, str]:
+    """The prompt and judge rubric the reviewer rewrote (changed from the draft).
+
+    They may carry the value too, so they go through the same redaction job
+    as the trace: their pseudonyms match the trace's.
+    """
+    extra: dict[str, str] = {}
+    if task is None:
+        return extra
+    if task.get("prompt") and task.get("prompt") != old_draft.get("prompt"):
+        extra["prompt"] = str(task["prompt"])
+    cur, old = _judge(task), _judge(old_draft)
+    if cur and cur.get("rubric") and cur.get("rubric") != (old or {}).get("rubric"):
+        extra["rubric"] = str(cur["rubric"])
+    return extra
+
+
+def _redact(
+    policy: RedactionPolicy, steps: list[TraceStep], reviewer_texts: Mapping[str, str]
+) -> tuple[list[TraceStep], dict[str, Any], dict[str, str]]:
+    """Redact the trace's steps and the reviewer's texts in one job.
+
+    Returns:
+        The redacted steps, the report (findings and counts of the steps only)
+        and the redacted reviewer texts.
+    """
+    if reviewer_texts:
+        steps = [*steps, TraceStep(span_id=_TASK_SPAN, texts=dict(reviewer_texts))]
+    red = Redactor(policy).redact_trace(steps)
+    out_steps = [s for s in red.steps if s.span_id != _TASK_SPAN]
+    redacted_texts: dict[str, str] = {}
+    for s in red.steps:
+        if s.span_id == _TASK_SPAN:
+            redacted_texts = dict(s.texts)
+    report = red.report.to_dict()
+    findings = [f for f in report["findings"] if f["span_id"] != _TASK_SPAN]
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f["entity"]] = counts.get(f["entity"], 0) + f["count"]
+    report.update(
+        findings=findings, counts=dict(sorted(counts.items())), total=sum(counts.values())
+    )
+    return out_steps, report, redacted_texts
+
+
 def redact_candidate(
     store: Store,
     candidate_id: str,
@@ -175,41 +234,20 @@ def redact_candidate(
             raise ConflictError(
                 f"candidate {candidate_id} is {holder}; {reviewer} must claim it before redact"
             )
-        old_keys, old_deny = stored_rules(store, candidate_id, project=project)
-        keys = {**old_keys, **new_keys}
-        deny = {k: list(v) for k, v in old_deny.items()}
-        for lab, vs in new_deny.items():
-            deny.setdefault(lab, [])
-            deny[lab] += [v for v in vs if v not in deny[lab]]
+        keys, deny = _merged_rules(
+            stored_rules(store, candidate_id, project=project), new_keys, new_deny
+        )
         material = load_traces(store, [cand.trace_id], project=project).get(cand.trace_id)
         if material is None or not material.steps:
             raise UserError(
                 f"the raw trace {cand.trace_id} of candidate {candidate_id} has no steps in the "
                 "store (retention?); nothing to re-redact"
             )
-        # Texts the reviewer wrote (changed from the draft) may carry the value too:
-        # they go through the same job, so pseudonyms match the trace's.
         task = copy.deepcopy(st.task) if st.task is not None else None
         old_draft = cand.task() or {}
-        extra: dict[str, str] = {}
-        if task is not None:
-            if task.get("prompt") and task.get("prompt") != old_draft.get("prompt"):
-                extra["prompt"] = str(task["prompt"])
-            cur, old = _judge(task), _judge(old_draft)
-            if cur and cur.get("rubric") and cur.get("rubric") != (old or {}).get("rubric"):
-                extra["rubric"] = str(cur["rubric"])
         steps = [*material.steps, root_step(material, cand.slice)]
-        if extra:
-            steps.append(TraceStep(span_id=_TASK_SPAN, texts=extra))
-        red = Redactor(merged_policy(keys, deny)).redact_trace(steps)
-        out_steps = [s for s in red.steps if s.span_id != _TASK_SPAN]
-        report = red.report.to_dict()
-        findings = [f for f in report["findings"] if f["span_id"] != _TASK_SPAN]
-        counts: dict[str, int] = {}
-        for f in findings:
-            counts[f["entity"]] = counts.get(f["entity"], 0) + f["count"]
-        report.update(
-            findings=findings, counts=dict(sorted(counts.items())), total=sum(counts.values())
+        out_steps, report, redacted_texts = _redact(
+            merged_policy(keys, deny), steps, _reviewer_texts(task, old_draft)
         )
         new_cand = replace(
             cand,
@@ -221,11 +259,7 @@ def redact_candidate(
         new_draft = _redrafted(old_draft, fresh, {}) if old_draft else fresh
         body, sha = "", ""
         if task is not None:
-            redacted_extra = {}
-            for s in red.steps:
-                if s.span_id == _TASK_SPAN:
-                    redacted_extra = dict(s.texts)
-            t = validate_task(_redrafted(task, fresh, redacted_extra), task_id=task.get("task_id"))
+            t = validate_task(_redrafted(task, fresh, redacted_texts), task_id=task.get("task_id"))
             body = t.model_dump_json()
             sha = task_sha256(t)
         event = ReviewEvent(
