@@ -280,12 +280,58 @@ class ReleaseResult:
 
 
 def _atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text``: written, synced, renamed, and the rename synced."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _write_synced(path: Path, text: str) -> None:
+    """Write ``text`` to a new file ``path`` and sync it to disk."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _append_synced(path: Path, line: str) -> None:
+    """Append ``line`` to the log ``path`` whole, synced, or not at all.
+
+    A failed write or sync (a full disk, an I/O error) cuts the file back to
+    its size before the append, so a log is never left with a torn last line.
+
+    Raises:
+        UserError: The append failed; the message names the file and the reason.
+    """
+    data = line.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as e:
+            os.ftruncate(fd, size)
+            raise UserError(
+                f"{path}: could not append ({e.strerror or e}); nothing was recorded"
+            ) from e
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Sync a directory, so the names created or renamed in it survive a crash."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def build_manifest(
@@ -387,17 +433,7 @@ def release_tasks(
         )
         log = base / EXPOSURE_FILE
         uses = _task_uses(_read_exposure(log)[0]) if log.is_file() else Counter()
-        was_held = set(parent.held_out()) if parent else set()
-        retired: list[str] = []
-        moved = []
-        for t in tasks:
-            if task_split(t) == "held-out" and uses[t.task_id] >= limit:
-                meta = {**t.metadata, "split": "dev", "retired_from_held_out": True}
-                t = t.model_copy(update={"metadata": meta})
-                if t.task_id in was_held:
-                    retired.append(t.task_id)
-            moved.append(t)
-        tasks = moved
+        tasks, retired = _retire_overused(tasks, uses, limit, parent)
 
         def manifest_with(exceptions: Sequence[dict[str, Any]]) -> Manifest:
             return build_manifest(
@@ -427,31 +463,74 @@ def release_tasks(
             return ReleaseResult(name, parent.version, False, base / parent.version, parent)
         target = base / manifest.version
         if target.exists():
-            return ReleaseResult(name, manifest.version, False, target, read_manifest(target))
-        staging = Path(tempfile.mkdtemp(dir=base, prefix=f".{manifest.version}."))
-        by_id = {t.task_id: t for t in tasks}
-        lines = [task_canonical(by_id[e.task_id]) for e in manifest.tasks]
-        (staging / "tasks.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        (staging / "manifest.json").write_text(
-            json.dumps(manifest.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        for f in staging.iterdir():
-            f.chmod(0o444)
-        staging.chmod(0o755)  # mkdtemp made it private; a release is for everyone to read
-        os.rename(staging, target)
-        record = {
-            "version": manifest.version,
-            "parent": manifest.parent,
-            "sequence": manifest.sequence,
-            "tasks": len(manifest.tasks),
-            "released_at": time.time_ns(),
-            "released_by": released_by,
-        }
-        with open(base / RELEASES_FILE, "a", encoding="utf-8") as out:
-            out.write(canonical_json(record) + "\n")
-        _atomic_write(base / "LATEST", manifest.version + "\n")
+            if manifest.version in {h["version"] for h in history}:
+                return ReleaseResult(name, manifest.version, False, target, read_manifest(target))
+            # A release cut short after its directory was renamed into place (the
+            # version id is the content's hash, so the directory holds this manifest).
+            manifest = read_manifest(target)
+        else:
+            _write_version(base, manifest, tasks)
+        _record_release(base, manifest, released_by)
         return ReleaseResult(name, manifest.version, True, target, manifest)
+
+
+def _retire_overused(
+    tasks: Sequence[Task], uses: Counter[str], limit: int, parent: Manifest | None
+) -> tuple[list[Task], list[str]]:
+    """Tasks with every held-out one used ``limit`` times or more moved to dev.
+
+    Returns:
+        The tasks, and the ids of those the parent release held out and this one retires.
+    """
+    was_held = set(parent.held_out()) if parent else set()
+    retired: list[str] = []
+    out: list[Task] = []
+    for t in tasks:
+        if task_split(t) == "held-out" and uses[t.task_id] >= limit:
+            meta = {**t.metadata, "split": "dev", "retired_from_held_out": True}
+            t = t.model_copy(update={"metadata": meta})
+            if t.task_id in was_held:
+                retired.append(t.task_id)
+        out.append(t)
+    return out, retired
+
+
+def _write_version(base: Path, manifest: Manifest, tasks: Sequence[Task]) -> None:
+    """Write a version's directory: files synced in a private staging directory, renamed.
+
+    The rename is synced before the release is recorded (``_record_release``),
+    so after a crash the log and ``LATEST`` never name a version whose files
+    are not on disk; a directory renamed but not recorded is recorded by the
+    next release of the same content.
+    """
+    staging = Path(tempfile.mkdtemp(dir=base, prefix=f".{manifest.version}."))
+    by_id = {t.task_id: t for t in tasks}
+    lines = [task_canonical(by_id[e.task_id]) for e in manifest.tasks]
+    _write_synced(staging / "tasks.jsonl", "\n".join(lines) + "\n")
+    _write_synced(
+        staging / "manifest.json",
+        json.dumps(manifest.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n",
+    )
+    for f in staging.iterdir():
+        f.chmod(0o444)
+    staging.chmod(0o755)  # mkdtemp made it private; a release is for everyone to read
+    _fsync_dir(staging)
+    os.rename(staging, base / manifest.version)
+    _fsync_dir(base)
+
+
+def _record_release(base: Path, manifest: Manifest, released_by: str) -> None:
+    """The version's line in the release log, then ``LATEST`` (each synced)."""
+    record = {
+        "version": manifest.version,
+        "parent": manifest.parent,
+        "sequence": manifest.sequence,
+        "tasks": len(manifest.tasks),
+        "released_at": time.time_ns(),
+        "released_by": released_by,
+    }
+    _append_synced(base / RELEASES_FILE, canonical_json(record) + "\n")
+    _atomic_write(base / "LATEST", manifest.version + "\n")
 
 
 class _locked:
@@ -710,8 +789,7 @@ def record_exposure(
             "configs": list(configs),
             "held_out": sorted(held),
         }
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(canonical_json(entry) + "\n")
+        _append_synced(log, canonical_json(entry) + "\n")
     status = exposure_status(root, ref)
     return ExposureStatus(
         status.name,
