@@ -253,46 +253,12 @@ def attribute_steps(
     if chosen is None and not known_failed:  # failed on evidence: the heaviest one says where
         top = max(g.weight for g in evidence)
         chosen = min((g for g in evidence if g.weight == top), key=lambda g: (g.cause, g.index))
-    extra: list[dict[str, Any]] = []
-    if chosen is not None:
-        blamed, surfaced = chosen.cause, chosen.index
-        scores = category_scores(signals, blamed)
-        category, confidence = scores[0][0], scores[0][1]
-        step_confidence = chosen.weight
-    else:
-        model = model or load_model()
-        feats = step_features(steps, signals, PRIOR_KINDS)
-        pred = model.predict(feats)
-        blamed = pred.step
-        # no evidence of a failure anywhere: the model's cues (facts, claims, roles) are
-        # weaker than the location prior (the first action, or the first contribution)
-        prior = None if evidence else next((g for g in signals if g.kind in PRIOR_KINDS), None)
-        if prior is not None:
-            blamed = prior.cause
-        step_confidence = pred.step_probs[blamed]
-        if pred.category_probs:
-            category, confidence = pred.category_probs[0]
-            scores = pred.category_probs
-            if confidence < MIN_CATEGORY_PROB and not has_evidence([feats[blamed]], category):
-                category = UNKNOWN  # its evidence is at other, less likely steps
-        else:
-            category, confidence, scores = UNKNOWN, 0.0, []
-        at = [g for g in evidence if g.cause == blamed]
-        chosen = max(at, key=lambda g: (g.weight, -g.index)) if at else prior
-        surfaced = chosen.index if chosen is not None else blamed
-        extra.append(
-            {
-                "kind": "model",
-                "index": blamed,
-                "cause_index": blamed,
-                "span_id": steps[blamed].span_id,
-                "category": category if category != UNKNOWN else "",
-                "weight": round(step_confidence, 3),
-                "detail": f"step probability {step_confidence:.2f}; "
-                + _why(model, feats[blamed], category),
-                "chosen": chosen is None,
-            }
-        )
+    c = (
+        _finding_choice(signals, chosen)
+        if chosen is not None
+        else _model_choice(steps, signals, evidence, model or load_model())
+    )
+    blamed, chosen, category = c.blamed, c.chosen, c.category
     cause = walk_back(steps, provenance, blamed)
     agents = {s.agent for s in steps if s.agent and s.speaks}
     mast = multi_agent_category(category)  # the category itself when no cluster applies
@@ -306,18 +272,80 @@ def attribute_steps(
         failed=True,
         category=category,
         outcome=outcome,
-        surfaced_span_id=steps[surfaced].span_id,
-        surfaced_index=surfaced,
+        surfaced_span_id=steps[c.surfaced].span_id,
+        surfaced_index=c.surfaced,
         causal_span_id=steps[cause].span_id,
         causal_index=cause,
         agent=_speaker(steps, cause),
-        confidence=round(min(0.99, float(confidence)), 3),
-        evidence=[_evidence(steps, g, chosen) for g in signals] + extra,
-        category_scores=scores,
+        confidence=round(min(0.99, float(c.confidence)), 3),
+        evidence=[_evidence(steps, g, chosen) for g in signals] + c.extra,
+        category_scores=c.scores,
         cluster=cluster,
-        step_confidence=round(min(0.99, float(step_confidence)), 3),
+        step_confidence=round(min(0.99, float(c.step_confidence)), 3),
         service_name=service,
     )
+
+
+@dataclass
+class _Choice:
+    """Where the failure is placed, and why (one of the two ways of ``attribute_steps``)."""
+
+    blamed: int
+    surfaced: int
+    chosen: Signal | None
+    category: str
+    confidence: float
+    scores: list[Any]
+    step_confidence: float
+    extra: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _finding_choice(signals: Sequence[Signal], chosen: Signal) -> _Choice:
+    """A decisive signal names the causal step and the best-supported category."""
+    scores = category_scores(signals, chosen.cause)
+    return _Choice(
+        chosen.cause, chosen.index, chosen, scores[0][0], scores[0][1], scores, chosen.weight
+    )
+
+
+def _model_choice(
+    steps: Sequence[Step],
+    signals: Sequence[Signal],
+    evidence: Sequence[Signal],
+    model: AttributionModel,
+) -> _Choice:
+    """The learned model places the cause; its step is a ``model`` evidence entry."""
+    feats = step_features(steps, signals, PRIOR_KINDS)
+    pred = model.predict(feats)
+    blamed = pred.step
+    # no evidence of a failure anywhere: the model's cues (facts, claims, roles) are
+    # weaker than the location prior (the first action, or the first contribution)
+    prior = None if evidence else next((g for g in signals if g.kind in PRIOR_KINDS), None)
+    if prior is not None:
+        blamed = prior.cause
+    step_confidence = pred.step_probs[blamed]
+    scores: list[Any] = []
+    category, confidence = UNKNOWN, 0.0
+    if pred.category_probs:
+        category, confidence = pred.category_probs[0]
+        scores = pred.category_probs
+        if confidence < MIN_CATEGORY_PROB and not has_evidence([feats[blamed]], category):
+            category = UNKNOWN  # its evidence is at other, less likely steps
+    at = [g for g in evidence if g.cause == blamed]
+    chosen = max(at, key=lambda g: (g.weight, -g.index)) if at else prior
+    surfaced = chosen.index if chosen is not None else blamed
+    entry = {
+        "kind": "model",
+        "index": blamed,
+        "cause_index": blamed,
+        "span_id": steps[blamed].span_id,
+        "category": category if category != UNKNOWN else "",
+        "weight": round(step_confidence, 3),
+        "detail": f"step probability {step_confidence:.2f}; "
+        + _why(model, feats[blamed], category),
+        "chosen": chosen is None,
+    }
+    return _Choice(blamed, surfaced, chosen, category, confidence, scores, step_confidence, [entry])
 
 
 def attribution_features(
