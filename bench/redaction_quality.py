@@ -22,6 +22,9 @@ Usage:
     python bench/redaction_quality.py --corpus holdout9  # the ninth hand-written corpus
                                                        # (first run: holdout9.independent.txt;
                                                        # misses never read: keep it blind)
+    python bench/redaction_quality.py --corpus holdout10  # the tenth hand-written corpus
+                                                       # (committed before any detector ran on it;
+                                                       # its first run is the independent figure)
     python bench/redaction_quality.py --json
 
 Pipeline, on a fresh chDB store: the corpus's OTLP/JSON file ->
@@ -436,7 +439,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     corpora = [
         "frozen", "dev", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
-        "holdout8", "holdout9",
+        "holdout8", "holdout9", "holdout10",
     ]
     ap.add_argument("--corpus", default="frozen", choices=corpora)
     ap.add_argument("--parts", action="store_true",

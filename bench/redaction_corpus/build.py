@@ -34,6 +34,7 @@ CORPORA = {
     "holdout7": "holdout7_traces",
     "holdout8": "holdout8_traces",
     "holdout9": "holdout9_traces",
+    "holdout10": "holdout10_traces",
 }
 
 

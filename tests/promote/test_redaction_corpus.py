@@ -41,6 +41,9 @@ FROZEN_SHA256 = {
     # holdout9: the ninth independent corpus, frozen before any detector ran on it
     "holdout9.otlp.jsonl": "0ad0b175a69cbe9a42ef3e5e303d8582bee63c45cfc3b6c378140b4c702d6adf",
     "holdout9.labels.json": "ad2c38e9fd5ddc978f462645640025a27f6cc382b608b7744cdac33abe348f55",
+    # holdout10: the tenth independent corpus, frozen before any detector ran on it
+    "holdout10.otlp.jsonl": "b864037aacfd2278108d1b38e54e2df814e9347cc412d0df71c27cdee9155abe",
+    "holdout10.labels.json": "b854c1bc9431743d0927b69f48a27e8760c02d9a972dc1412a9c8ae6451f95eb",
 }
 
 
