@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,17 @@ UNBUILT_INDEXES = ("idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key"
 #: about 30 % of the insert threads' CPU under load, in the kernel (ext4 inode allocation
 #: passing recently deleted inodes; perf on a served store, agents workload). Compact: 13 and 11 files; the insert's CPU
 #: 0.79x, merges of compact parts 1.10x (bench/ingest_store_cost.py --steady, compact-inserts).
+#: Parts from this many compressed bytes are written with ZSTD(1), smaller ones with LZ4
+#: (``ENGINE_CONFIG``'s <compression>; ClickHouse picks by the merged part's size, and an
+#: insert's part is always of the smallest kind). The span table's columns compress with
+#: the engine's choice (``span_codecs``: CODEC(Default) where the collector wrote ZSTD(1)),
+#: so young parts, which merges rewrite again and again, are cheap to write, and the parts
+#: that stay compress as the collector's table does. Compressing the span table's parts
+#: with ZSTD(1), at the insert and at every merge, was a third of the store's CPU per span
+#: under the agents workload (bench/ingest_store_cost.py spans-lz4: store 18.9 -> 13.7
+#: us/span; --steady: merges 0.66x, inserts 0.96x). On text, LZ4 takes about 1.9x the disk
+#: of ZSTD(1) (3.4 -> 1.8 compression of LLM-like messages): only parts under this size do.
+ZSTD_FROM_BYTES = 64 << 20
 ENGINE_CONFIG = """<clickhouse>
   <merge_tree>
     <min_bytes_for_wide_part>67108864</min_bytes_for_wide_part>
@@ -80,8 +92,16 @@ ENGINE_CONFIG = """<clickhouse>
     <max_compress_block_size>262144</max_compress_block_size>
     <exclude_materialize_skip_indexes_on_merge>{x}</exclude_materialize_skip_indexes_on_merge>
   </merge_tree>
+  <compression>
+    <case>
+      <min_part_size>{z}</min_part_size>
+      <min_part_size_ratio>0</min_part_size_ratio>
+      <method>zstd</method>
+      <level>1</level>
+    </case>
+  </compression>
 </clickhouse>
-""".format(x=", ".join(UNBUILT_INDEXES))
+""".format(x=", ".join(UNBUILT_INDEXES), z=ZSTD_FROM_BYTES)
 #: Settings of every insert into the embedded store.
 INSERT_SETTINGS = {
     "exclude_materialize_skip_indexes_on_insert": "'" + ", ".join(UNBUILT_INDEXES) + "'"}
@@ -173,6 +193,12 @@ class ChdbStore(Store):
             except Exception as exc:
                 raise _query_error(exc, sql) from exc
 
+    def migrate(self, packages: Sequence[str] | None = None) -> list[str]:
+        """Apply pending migrations, then the span table's codecs (``span_codecs``)."""
+        applied = super().migrate(packages)
+        span_codecs(self)
+        return applied
+
     def close(self) -> None:
         """Release this store object; the process's one chDB session stays (see above)."""
         self._closed = True
@@ -187,6 +213,25 @@ class ChdbStore(Store):
         with self._engine.lock:  # no statement runs meanwhile
             return {"engine_purged": _purge_engine_heap(self._engine.session),
                     "heap_trimmed": trim_heap(), "library_bytes": drop_library_pages(_LIBRARY)}
+
+
+def span_codecs(store: ChdbStore) -> list[str]:
+    """Span table columns that compressed with ZSTD(1), now with the engine's choice.
+
+    ``CODEC(Default)`` in place of ``ZSTD(1)`` (a Delta or T64 before it stays):
+    LZ4 for young parts, ZSTD(1) from ``ZSTD_FROM_BYTES``. A metadata change:
+    parts written before keep their codec until a merge rewrites them; a store
+    already changed is left as it is. Returns the columns changed.
+    """
+    rows = store.query(
+        "SELECT name, compression_codec AS codec FROM system.columns"
+        " WHERE database = {db:String} AND table = {t:String} AND position(codec, 'ZSTD(1)') > 0"
+        " ORDER BY position", {"db": store.database, "t": store.otel_table})
+    if rows:
+        store.command(f"ALTER TABLE {_identifier(store.otel_table)} " + ", ".join(
+            f"MODIFY COLUMN `{r['name']}` {r['codec'].replace('ZSTD(1)', 'Default')}"
+            for r in rows))
+    return [r["name"] for r in rows]
 
 
 def _purge_engine_heap(session: Any) -> int:

@@ -114,3 +114,23 @@ def test_the_embedded_engine_builds_only_the_span_indexes_a_read_uses(store):
                           "WHERE name = 'exclude_materialize_skip_indexes_on_merge'")
     assert sorted(merged.split(", ")) == sorted(UNBUILT_INDEXES)
     assert store.scalar(f"SELECT count() FROM {store.otel_table} WHERE TraceId = '{7:032x}'") == 1
+
+
+def test_the_embedded_span_table_compresses_young_parts_with_lz4(store):
+    """ZSTD(1) of the collector's columns is the engine's choice: LZ4 until a part is large."""
+    from flywheel._store_chdb import ENGINE_CONFIG, ZSTD_FROM_BYTES, span_codecs
+
+    codecs = {r["name"]: r["c"] for r in store.query(
+        "SELECT name, compression_codec AS c FROM system.columns "
+        "WHERE database = currentDatabase() AND table = {t:String}", {"t": store.otel_table})}
+    assert not [c for c in codecs.values() if "ZSTD" in c]
+    assert codecs["Timestamp"] == "CODEC(Delta(8), Default)"
+    assert codecs["Duration"] == "CODEC(T64, Default)"
+    assert codecs["SpanAttributes"] == "CODEC(Default)"
+    assert span_codecs(store) == []  # once only
+    assert f"<min_part_size>{ZSTD_FROM_BYTES}</min_part_size>" in ENGINE_CONFIG
+    store.insert(store.otel_table, {"Timestamp": [1_700_000_000_000_000_000], "TraceId": ["t"],
+                                    "SpanId": ["s"], "SpanName": ["chat"]})
+    assert store.scalar("SELECT default_compression_codec FROM system.parts WHERE active AND "
+                        "database = currentDatabase() AND table = {t:String}",
+                        {"t": store.otel_table}) == "LZ4"
