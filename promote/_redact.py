@@ -75,6 +75,8 @@ _PERSON_LIKE = re.compile(r"\A[^\W\d_][^\W\d_'’.\-]*(?:[ '’.\-]+[^\W\d_]+){0
 # Scores used to order competing spans after length (longest always wins).
 _DENY_SCORE = 3.0
 _PROPAGATED_SCORE = 0.01  # at equal length a detection names the rule
+#: The capitalised word right before a position (up to 30 characters back, one space or tab).
+_WORD_BEFORE = re.compile(r"(?<![\w'’\-])([^\W\d_][^\W\d_'’\-]{1,29})[ \t]\Z")
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -390,7 +392,11 @@ class _TraceJob:
             spans.append((det, "pattern" if det.rule == "pattern" else det.rule))
         if self.write and self.pseudo.literals:
             for start, end in self.pseudo.occurrences(s):
-                spans.append((Detection(start, end, "", _PROPAGATED_SCORE), "propagated"))
+                given = _given_name_before(s, start, self.pseudo.literals[s[start:end]])
+                if given < start:  # "Aarav Sharma" in a trace that named "Kavita Sharma"
+                    spans.append((Detection(given, end, "NAME", _PROPAGATED_SCORE), "family"))
+                else:
+                    spans.append((Detection(start, end, "", _PROPAGATED_SCORE), "propagated"))
         # A secret covering a whole encoded run wins (a JWT is one credential); other
         # detections inside an encoded run give way to the decoded run's own redaction.
         kept_segs = [
@@ -435,6 +441,23 @@ class _TraceJob:
             pos = end
         parts.append(s[pos:])
         return "".join(parts)
+
+
+def _given_name_before(s: str, start: int, token: str) -> int:
+    """Where a person's name begins when a name word the trace already named follows a given name.
+
+    A surname found once (``Kavita Sharma``) is propagated wherever it occurs;
+    a capitalised word just before it that reads as a person's word (a first
+    name, or in no language's common vocabulary: ``Aarav Sharma``, not ``Dear
+    Sharma``) is the given name of another member of the family, so the two
+    words are one new name. Returns ``start`` when there is none.
+    """
+    if not token.startswith("<NAME_"):
+        return start
+    m = _WORD_BEFORE.search(s, max(0, start - 31), start)
+    if m is None or not m.group(1)[0].isupper() or m.group(1).isupper():
+        return start
+    return m.start(1) if person_like(m.group(1)) else start
 
 
 def step_text(step: TraceStep, name: str) -> str:

@@ -84,3 +84,25 @@ def test_first_names_with_letters_that_do_not_decompose() -> None:
     # ł, ø, ı fold by hand to the list's spelling ("Malgorzata", "Bjorn")
     assert _names("asked Małgorzata to sign") == ["Małgorzata"]
     assert _names("og så ringte Bjørn igjen") == ["Bjørn"]
+
+
+def test_a_given_name_before_a_found_surname_is_another_person() -> None:
+    """Family members: "Ottilie Moreau" named, "Tavita Moreau" is a second person.
+
+    The given names are in no first-name list, so only the family name says
+    they are people.
+    """
+    red = redact_trace(
+        _steps(
+            "Guardian on file: Ottilie Moreau.",
+            "rider,level\nTavita Moreau,pony\nChidubem Moreau,horse\n",
+            "Dear Moreau, thanks. The Moreau family; Team Moreau; Contact Moreau.",
+        )
+    )
+    first, csv, prose = (s.output_text or "" for s in red.steps)
+    assert "Tavita" not in csv and "Chidubem" not in csv and "Moreau" not in csv, csv
+    guardian = first.split(": ")[1].rstrip(".")
+    assert csv.count("<NAME_") == 2 and guardian not in csv  # other people, other tokens
+    # Ordinary words before the surname stay: a greeting, an article, a team, a verb.
+    for kept in ("Dear ", "The ", "Team ", "Contact "):
+        assert kept in prose, prose
