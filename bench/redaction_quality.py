@@ -45,9 +45,12 @@ exported bundle, over the planted values that a draft of the *unredacted*
 trace would have carried (what could reach a task at all). A decoy survives
 when it still occurs verbatim in the candidate response. Intervals: Wilson
 95 % (``flywheel.evalset.stats.wilson_interval``, checked against
-statsmodels when installed). Exit 1 when a type's recall or decoy survival is
-below 0.95 or a released bundle holds a planted value outside recorded
-exceptions.
+statsmodels when installed). The values in the released bundle are split
+into those at a path the release scanner refused (released only because this
+bench records an exception for every refusal, as a reviewer who waved
+everything through would) and those the scanner did not see. Exit 1 when a
+type's recall or decoy survival is below 0.95 or the released bundle holds any
+planted value (excepted or not: the bench's reviewer excepts blindly).
 """
 
 from __future__ import annotations
@@ -311,6 +314,7 @@ def run(corpus: str, workdir: Path, parts: tuple[str, ...] = ("",)) -> list[dict
         decoys = Counter()
         decoy_lost: list[str] = []
         bundle_leaks: list[str] = []
+        excepted_leaks: list[str] = []  # on a path the scanner refused (then excepted)
         leaking_traces: set[str] = set()
         for trace_id, lab in labels.items():
             if trace_id not in keep:
@@ -337,6 +341,8 @@ def run(corpus: str, workdir: Path, parts: tuple[str, ...] = ("",)) -> list[dict
                         rows[p["type"]]["leak_task"] += 1
                         bundle_leaks.append(f"{lab['key']} {p['type']}")
                         leaking_traces.add(trace_id)
+                        if _refused_here(p, task, manifest, refused):
+                            excepted_leaks.append(bundle_leaks[-1])
             raw_text = resp_text
             for dv in lab["decoys"]:
                 decoys["n"] += 1
@@ -365,6 +371,7 @@ def run(corpus: str, workdir: Path, parts: tuple[str, ...] = ("",)) -> list[dict
             "decoys": dict(decoys),
             "decoys_lost": decoy_lost,
             "bundle_leaks": bundle_leaks,
+            "bundle_leaks_excepted": excepted_leaks,
         }
 
     return [score(p) for p in parts]
@@ -402,6 +409,47 @@ def wilson(k: int, n: int) -> tuple[float, float, float]:
     return (k / n if n else float("nan")), lo, hi
 
 
+#: One step of a scanner path: ``.key``, ``[3]`` or ``["a key"]``.
+_PATH_STEP = re.compile(r'\.([A-Za-z_]\w*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def _at_path(doc: Any, path: str) -> Any:
+    """The part of ``doc`` a scanner finding's path names (``$.criteria[0].grader``).
+
+    JSON held in a string is followed; the walk stops at the deepest part it can
+    resolve (a decoded segment or a key marker), which is what holds the finding.
+    """
+    cur, pos = doc, len(path) - len(path.lstrip("$").removeprefix("manifest"))
+    while pos < len(path):
+        if isinstance(cur, str):
+            try:
+                cur = json.loads(cur)
+            except ValueError:
+                return cur
+        m = _PATH_STEP.match(path, pos)
+        if m is None:
+            return cur
+        key: Any = m.group(1) or (int(m.group(2)) if m.group(2) else json.loads(m.group(3)))
+        try:
+            cur = cur[key]
+        except (KeyError, IndexError, TypeError):
+            return cur
+        pos = m.end()
+    return cur
+
+
+def _refused_here(
+    planted: dict[str, Any], task: Any, manifest: Any, refused: list[dict[str, Any]]
+) -> bool:
+    """Whether a leaking value sits at a path the first release was refused for."""
+    for f in refused:
+        tid = f.get("task_id", "")
+        doc = manifest if not tid else task if task and task.get("task_id") == tid else None
+        if doc is not None and leaked(planted, "\x00".join(haystack(_at_path(doc, f["path"])))):
+            return True
+    return False
+
+
 def report(fig: dict[str, Any]) -> bool:
     """Print the table; return True when every target holds."""
     ok = True
@@ -429,7 +477,13 @@ def report(fig: dict[str, Any]) -> bool:
     p, lo, hi = wilson(d.get("kept", 0), d.get("n", 0))
     print(f"decoy survival: {d.get('kept', 0)}/{d.get('n', 0)} = {p:.3f} [{lo:.3f}, {hi:.3f}]")
     ok &= p >= TARGET
-    print(f"planted values in the released bundle: {len(fig['bundle_leaks'])}")
+    n_exc = len(fig.get("bundle_leaks_excepted", []))
+    print(
+        f"planted values in the released bundle: {len(fig['bundle_leaks'])} "
+        f"({n_exc} at a path the release scanner refused, released only under the exceptions "
+        f"this bench records for every refusal; {len(fig['bundle_leaks']) - n_exc} the scanner "
+        "did not see)"
+    )
     ok &= not fig["bundle_leaks"]
     return ok
 
